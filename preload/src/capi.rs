@@ -1,0 +1,101 @@
+//! The C API declared in `include/redio.h`.
+
+use crate::mpi::{ffi, pmpi};
+use crate::runtime::world::{self, Identity, Mode};
+use crate::runtime::{guard::InsideMpi, log, poll, start};
+use redio_core::topology::Placement;
+use std::ffi::c_int;
+
+/// Tells redio the replica-set communicator chosen by an outer redundancy
+/// layer (external mode): the processes of `replica_set` run the same
+/// logical rank, and a process's rank in it is its replica index.
+///
+/// Collective over the real `MPI_COMM_WORLD`: every process calls it once,
+/// after `MPI_Init`. Logical ranks are numbered by the lowest world rank of
+/// each replica set. Returns 0, or -1 when the mapping was already set or
+/// the sets do not form a valid topology.
+#[no_mangle]
+pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c_int {
+    let _inside = InsideMpi::enter();
+    if world::identity().is_some() {
+        crate::log!(Error, "redio_set_replica_comm: the replica mapping is already set");
+        return -1;
+    }
+    let comm = world::real_world();
+    let (world_rank, world_size) = start::rank_and_size(comm);
+    let (replica, degree) = start::rank_and_size(replica_set);
+    // Identify each replica set by its lowest world rank.
+    let mut lowest = world_rank as c_int;
+    let mut request = std::mem::zeroed();
+    start::check(pmpi::PMPI_Iallreduce(
+        ffi::redio_mpi_in_place,
+        (&mut lowest as *mut c_int).cast(),
+        1,
+        ffi::redio_mpi_int,
+        ffi::redio_mpi_min,
+        replica_set,
+        &mut request,
+    ));
+    start::check(poll::wait(&mut request));
+    let mut ids = vec![0 as c_int; world_size as usize];
+    start::check(pmpi::PMPI_Iallgather(
+        (&lowest as *const c_int).cast(),
+        1,
+        ffi::redio_mpi_int,
+        ids.as_mut_ptr().cast(),
+        1,
+        ffi::redio_mpi_int,
+        comm,
+        &mut request,
+    ));
+    start::check(poll::wait(&mut request));
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let rank = distinct.binary_search(&lowest).unwrap_or(0) as u32;
+    let ranks = distinct.len() as u32;
+    if ranks * degree != world_size {
+        crate::log!(
+            Error,
+            "redio_set_replica_comm: {world_size} processes do not form {ranks} sets of {degree}"
+        );
+        return -1;
+    }
+    let mut dup = ffi::redio_mpi_comm_null;
+    start::check(pmpi::PMPI_Comm_dup(replica_set, &mut dup));
+    world::install_replica_set(dup);
+    let placement = Placement { replica, rank };
+    log::set_identity(world_rank, Some((replica, rank)));
+    world::set_identity(Identity {
+        mode: Mode::ExternalApi,
+        world_rank,
+        world_size,
+        placement,
+        degree,
+        ranks,
+    });
+    0
+}
+
+/// Reports this process's replica, logical rank and degree. Any pointer may
+/// be NULL. Returns 0, or -1 when the mapping is not known (yet).
+#[no_mangle]
+pub unsafe extern "C" fn redio_replica_info(
+    replica: *mut c_int,
+    rank: *mut c_int,
+    degree: *mut c_int,
+) -> c_int {
+    let Some(identity) = world::identity() else {
+        return -1;
+    };
+    for (out, value) in [
+        (replica, identity.placement.replica),
+        (rank, identity.placement.rank),
+        (degree, identity.degree),
+    ] {
+        if !out.is_null() {
+            *out = value as c_int;
+        }
+    }
+    0
+}

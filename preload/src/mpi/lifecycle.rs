@@ -1,0 +1,63 @@
+//! Hand-written wrappers: `MPI_Init`, `MPI_Init_thread`, `MPI_Finalize`,
+//! `MPI_Abort`.
+
+use super::{ffi, pmpi};
+use crate::runtime::{finish, flavour, guard::InsideMpi, log, start, world};
+use std::ffi::{c_char, c_int};
+
+/// `MPI_Init`: initialise MPI, then set up the replicated world.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    flavour::check_or_exit();
+    let rc = {
+        let _inside = InsideMpi::enter();
+        pmpi::PMPI_Init(argc, argv)
+    };
+    if rc == ffi::redio_mpi_success {
+        start::after_init();
+    }
+    rc
+}
+
+/// `MPI_Init_thread`: like [`MPI_Init`].
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    flavour::check_or_exit();
+    let rc = {
+        let _inside = InsideMpi::enter();
+        pmpi::PMPI_Init_thread(argc, argv, required, provided)
+    };
+    if rc == ffi::redio_mpi_success {
+        start::after_init();
+    }
+    rc
+}
+
+/// `MPI_Finalize`: redio's summary and clean-up, then finalize.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    finish::before_finalize();
+    let _inside = InsideMpi::enter();
+    pmpi::PMPI_Finalize()
+}
+
+/// `MPI_Abort`: the application gave up, so the whole job stops, all
+/// replicas included (they would all reach the same abort anyway).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
+    let _inside = InsideMpi::enter();
+    let scope = if comm == world::real_world() {
+        "MPI_COMM_WORLD"
+    } else {
+        "a communicator"
+    };
+    log::announce(format_args!(
+        "MPI_Abort({scope}, {errorcode}) called by the application: stopping the whole job"
+    ));
+    pmpi::PMPI_Abort(world::real_world(), errorcode)
+}

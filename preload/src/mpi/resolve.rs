@@ -1,0 +1,31 @@
+//! Finds the MPI library's `PMPI_*` functions at run time.
+
+use crate::runtime::log;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Returns the address of `name` in the libraries loaded after this one
+/// (the application's libmpi), caching it in `slot`.
+///
+/// A missing function means the program uses an MPI library without it:
+/// nothing sensible can follow, so the process stops with the name.
+#[inline]
+pub fn resolve(slot: &AtomicUsize, name: &CStr) -> usize {
+    match slot.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: dlsym with a valid NUL-terminated name.
+            let address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
+            if address == 0 {
+                log::announce(format_args!(
+                    "error: {} is not in the MPI library this program loaded",
+                    name.to_string_lossy()
+                ));
+                // SAFETY: leaving at once; there is no function to call.
+                unsafe { libc::_exit(3) };
+            }
+            slot.store(address, Ordering::Relaxed);
+            address
+        }
+        address => address,
+    }
+}

@@ -1,0 +1,37 @@
+/* Handle constants of the MPI implementation libredio.so is built for.
+ *
+ * Open MPI's handles are addresses of objects inside libmpi. They are made
+ * weak here so that libredio.so still loads into a process that has no
+ * libmpi (a shell, a tool started by the job): the references are then 0
+ * and never used. */
+#include "shim.h"
+
+#ifdef OPEN_MPI
+#pragma weak ompi_mpi_comm_world
+#pragma weak ompi_mpi_comm_null
+#pragma weak ompi_mpi_comm_self
+#pragma weak ompi_mpi_byte
+#pragma weak ompi_mpi_int
+#pragma weak ompi_mpi_uint64_t
+#pragma weak ompi_mpi_op_min
+#pragma weak ompi_mpi_op_sum
+#pragma weak ompi_mpi_group_null
+const char redio_mpi_flavour[] = "Open MPI";
+#else
+const char redio_mpi_flavour[] = "MPICH";
+#endif
+
+const MPI_Comm redio_mpi_comm_world = MPI_COMM_WORLD;
+const MPI_Comm redio_mpi_comm_null = MPI_COMM_NULL;
+const MPI_Comm redio_mpi_comm_self = MPI_COMM_SELF;
+const MPI_Datatype redio_mpi_byte = MPI_BYTE;
+const MPI_Datatype redio_mpi_int = MPI_INT;
+const MPI_Datatype redio_mpi_uint64 = MPI_UINT64_T;
+const MPI_Op redio_mpi_min = MPI_MIN;
+const MPI_Op redio_mpi_sum = MPI_SUM;
+const MPI_Group redio_mpi_group_null = MPI_GROUP_NULL;
+MPI_Status *const redio_mpi_status_ignore = MPI_STATUS_IGNORE;
+void *const redio_mpi_in_place = MPI_IN_PLACE;
+const int redio_mpi_success = MPI_SUCCESS;
+const int redio_mpi_undefined = MPI_UNDEFINED;
+const int redio_mpi_max_library_version_string = MPI_MAX_LIBRARY_VERSION_STRING;

@@ -1,0 +1,21 @@
+/* The MPI header of the implementation libredio.so is built for, and the
+ * handle constants that mpi.h defines as macros (bindgen cannot evaluate
+ * them). Defined in shim.c. */
+#include <mpi.h>
+
+extern const MPI_Comm redio_mpi_comm_world;
+extern const MPI_Comm redio_mpi_comm_null;
+extern const MPI_Comm redio_mpi_comm_self;
+extern const MPI_Datatype redio_mpi_byte;
+extern const MPI_Datatype redio_mpi_int;
+extern const MPI_Datatype redio_mpi_uint64;
+extern const MPI_Op redio_mpi_min;
+extern const MPI_Op redio_mpi_sum;
+extern const MPI_Group redio_mpi_group_null;
+extern MPI_Status *const redio_mpi_status_ignore;
+extern void *const redio_mpi_in_place;
+extern const int redio_mpi_success;
+extern const int redio_mpi_undefined;
+extern const int redio_mpi_max_library_version_string;
+/* "MPICH" or "Open MPI". */
+extern const char redio_mpi_flavour[];

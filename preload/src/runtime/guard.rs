@@ -1,0 +1,39 @@
+//! Marks the threads that are inside an MPI call.
+//!
+//! The MPI library opens hundreds of files during `MPI_Init` and
+//! `MPI_Finalize` (hwloc, `/proc`, shared-memory segments). The I/O hooks
+//! must pass those through untouched, so every `MPI_*` wrapper holds an
+//! [`InsideMpi`] while it runs.
+
+use std::cell::Cell;
+
+thread_local! {
+    // Const-initialised and without destructor: it stays usable while glibc
+    // runs exit handlers after TLS teardown.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// RAII mark: the current thread is inside an MPI call while this lives.
+pub struct InsideMpi(());
+
+impl InsideMpi {
+    /// Marks the current thread as inside MPI (nesting is allowed).
+    #[inline]
+    pub fn enter() -> Self {
+        DEPTH.with(|d| d.set(d.get() + 1));
+        InsideMpi(())
+    }
+
+    /// True while the current thread is inside any MPI call.
+    #[inline]
+    pub fn active() -> bool {
+        DEPTH.with(|d| d.get() > 0)
+    }
+}
+
+impl Drop for InsideMpi {
+    #[inline]
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}

@@ -1,0 +1,20 @@
+//! Process-wide runtime state of libredio.so.
+//!
+//! - [`guard`]: the thread-local "inside MPI" mark;
+//! - [`world`]: the replica worlds and `MPI_COMM_WORLD` translation;
+//! - [`start`]: what `MPI_Init` adds: configuration broadcast, topology,
+//!   communicator split, start-up line;
+//! - [`finish`]: what `MPI_Finalize` adds: polled barrier, summary;
+//! - [`poll`]: nonblocking, polled waiting with back-off;
+//! - [`log`]: logging through the raw `write` system call;
+//! - [`flavour`]: refusing to run inside the other MPI implementation;
+//! - [`handle`]: MPI handles as plain bits, for atomics.
+
+pub mod finish;
+pub mod flavour;
+pub mod guard;
+pub mod handle;
+pub mod log;
+pub mod poll;
+pub mod start;
+pub mod world;

@@ -1,0 +1,238 @@
+//! What `MPI_Init` adds to the application's start-up.
+//!
+//! 1. World rank 0 loads and validates the configuration and broadcasts it
+//!    (with the map file, if any); an invalid one stops every rank with the
+//!    same message.
+//! 2. Every rank derives the same topology from it.
+//! 3. Built-in mode splits `MPI_COMM_WORLD` into replica worlds and replica
+//!    sets and starts translating; external mode takes the mapping from the
+//!    environment (or later from `redio_set_replica_comm`).
+//! 4. World rank 0 prints the start-up line.
+
+use crate::mpi::{ffi, pmpi};
+use crate::runtime::world::{self, Identity, Mode};
+use crate::runtime::{guard::InsideMpi, log, poll};
+use redio_core::config::{Config, Layout, LogLevel, Source};
+use redio_core::job::{self, Bootstrap};
+use redio_core::topology::{LayoutKind, Topology};
+use std::ffi::c_void;
+
+/// Environment variable: this process's replica in external mode.
+pub const ENV_EXTERNAL_REPLICA: &str = "REDIO_EXTERNAL_REPLICA";
+/// Environment variable: this process's logical rank in external mode
+/// (optional: defaults to its position among the processes of its replica).
+pub const ENV_EXTERNAL_RANK: &str = "REDIO_EXTERNAL_RANK";
+
+/// Runs after a successful `PMPI_Init*`.
+pub fn after_init() {
+    let _inside = InsideMpi::enter();
+    let comm = world::real_world();
+    let (world_rank, world_size) = rank_and_size(comm);
+    log::set_identity(world_rank, None);
+
+    let packet = if world_rank == 0 { bootstrap() } else { Vec::new() };
+    let packet = broadcast(comm, packet);
+    let (config, map_text) = match Bootstrap::decode(&packet) {
+        Ok(Bootstrap::Ready {
+            config_yaml,
+            map_text,
+        }) => match Config::from_yaml_str(&config_yaml, "<from world rank 0>", &|_| None) {
+            Ok(config) => (config, map_text),
+            Err(e) => stop_everyone(&format!("configuration from world rank 0: {e}")),
+        },
+        Ok(Bootstrap::Failed(message)) => stop_everyone(&message),
+        Err(message) => stop_everyone(&message),
+    };
+    log::set_threshold(level_of(config.log.level));
+
+    let (topology, mode) = match config.replication.source {
+        Source::Builtin => (builtin_topology(&config, &map_text, world_size), Mode::Builtin),
+        Source::External => match external_topology(comm) {
+            Some(topology) => (topology, Mode::ExternalEnv),
+            None => {
+                crate::log!(Info, "external mode: waiting for redio_set_replica_comm()");
+                return;
+            }
+        },
+    };
+    let placement = topology.place(world_rank);
+    log::set_identity(world_rank, Some((placement.replica, placement.rank)));
+    if mode == Mode::Builtin {
+        let replica_world = split(comm, placement.replica, placement.rank);
+        world::install_replica_world(replica_world);
+    }
+    world::install_replica_set(split(comm, placement.rank, placement.replica));
+    world::set_identity(Identity {
+        mode,
+        world_rank,
+        world_size,
+        placement,
+        degree: topology.degree(),
+        ranks: topology.ranks(),
+    });
+    if world_rank == 0 {
+        let how = match mode {
+            Mode::Builtin => topology.kind().to_string(),
+            _ => "external, from the environment".to_string(),
+        };
+        log::emit(&format!(
+            "{}\n",
+            job::startup_line(&topology, &how, &library_name())
+        ));
+    }
+}
+
+/// Rank 0's half of step 1: the packet to broadcast.
+fn bootstrap() -> Vec<u8> {
+    let env = |key: &str| std::env::var(key).ok();
+    let packet = match Config::load(None, &env) {
+        Err(e) => Bootstrap::Failed(format!("invalid configuration:\n{e}")),
+        Ok(config) => match read_map_file(&config) {
+            Ok(map_text) => Bootstrap::Ready {
+                config_yaml: config.to_yaml(),
+                map_text,
+            },
+            Err(message) => Bootstrap::Failed(message),
+        },
+    };
+    packet.encode()
+}
+
+fn read_map_file(config: &Config) -> Result<String, String> {
+    match (&config.replication.layout, &config.replication.map_file) {
+        (Layout::Map, Some(path)) => std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read replica map file {}: {e}", path.display())),
+        _ => Ok(String::new()),
+    }
+}
+
+fn builtin_topology(config: &Config, map_text: &str, world_size: u32) -> Topology {
+    let degree = u32::from(config.replication.degree);
+    let result = match config.replication.layout {
+        Layout::Block => Topology::regular(world_size, degree, LayoutKind::Block),
+        Layout::Cyclic => Topology::regular(world_size, degree, LayoutKind::Cyclic),
+        Layout::Map => Topology::from_map_text(map_text, world_size, degree),
+    };
+    result.unwrap_or_else(|e| stop_everyone(&format!("impossible replica topology: {e}")))
+}
+
+/// Gathers every rank's `REDIO_EXTERNAL_*` claim; `None` when this job
+/// gives no mapping through the environment.
+fn external_topology(comm: ffi::MPI_Comm) -> Option<Topology> {
+    let parse = |key: &str| -> i32 {
+        match std::env::var(key) {
+            Err(_) => -1,
+            Ok(text) => text.trim().parse::<u32>().map_or(-2, |v| v as i32),
+        }
+    };
+    let mine = [parse(ENV_EXTERNAL_REPLICA), parse(ENV_EXTERNAL_RANK)];
+    let (_, size) = rank_and_size(comm);
+    let mut all = vec![0i32; 2 * size as usize];
+    let mut request = unsafe { std::mem::zeroed() };
+    // SAFETY: buffers outlive the request, which is waited for below.
+    check(unsafe {
+        pmpi::PMPI_Iallgather(
+            mine.as_ptr().cast(),
+            2,
+            ffi::redio_mpi_int,
+            all.as_mut_ptr().cast(),
+            2,
+            ffi::redio_mpi_int,
+            comm,
+            &mut request,
+        )
+    });
+    check(poll::wait(&mut request));
+    let claims: Vec<[i32; 2]> = all.chunks(2).map(|c| [c[0], c[1]]).collect();
+    if claims.iter().all(|c| c[0] == -1) {
+        return None;
+    }
+    if let Some(w) = claims.iter().position(|c| c[0] < 0 || c[1] == -2) {
+        stop_everyone(&format!(
+            "external mode: world rank {w} has no valid {ENV_EXTERNAL_REPLICA} / \
+             {ENV_EXTERNAL_RANK} (every process needs a non-negative integer replica)"
+        ));
+    }
+    let claims: Vec<(u32, Option<u32>)> = claims
+        .iter()
+        .map(|c| (c[0] as u32, (c[1] >= 0).then_some(c[1] as u32)))
+        .collect();
+    Some(job::external_topology(&claims).unwrap_or_else(|e| {
+        stop_everyone(&format!("external mode: inconsistent replica mapping: {e}"))
+    }))
+}
+
+/// Rank and size of `comm`.
+pub fn rank_and_size(comm: ffi::MPI_Comm) -> (u32, u32) {
+    let (mut rank, mut size) = (0, 0);
+    // SAFETY: plain queries on a valid communicator.
+    unsafe {
+        check(pmpi::PMPI_Comm_rank(comm, &mut rank));
+        check(pmpi::PMPI_Comm_size(comm, &mut size));
+    }
+    (rank as u32, size as u32)
+}
+
+/// `PMPI_Comm_split`: all processes with the same `color`, ordered by `key`.
+pub fn split(comm: ffi::MPI_Comm, color: u32, key: u32) -> ffi::MPI_Comm {
+    let mut out = unsafe { ffi::redio_mpi_comm_null };
+    // SAFETY: collective over `comm`, which every rank reaches at start-up.
+    check(unsafe { pmpi::PMPI_Comm_split(comm, color as i32, key as i32, &mut out) });
+    out
+}
+
+/// Broadcasts `bytes` from rank 0 of `comm` with polled nonblocking calls.
+fn broadcast(comm: ffi::MPI_Comm, mut bytes: Vec<u8>) -> Vec<u8> {
+    let mut len = (bytes.len() as u64).to_le_bytes();
+    ibcast(comm, len.as_mut_ptr().cast(), len.len());
+    bytes.resize(u64::from_le_bytes(len) as usize, 0);
+    ibcast(comm, bytes.as_mut_ptr().cast(), bytes.len());
+    bytes
+}
+
+fn ibcast(comm: ffi::MPI_Comm, buffer: *mut c_void, len: usize) {
+    let mut request = unsafe { std::mem::zeroed() };
+    // SAFETY: the buffer lives until the request completes in poll::wait.
+    check(unsafe { pmpi::PMPI_Ibcast(buffer, len as i32, ffi::redio_mpi_byte, 0, comm, &mut request) });
+    check(poll::wait(&mut request));
+}
+
+/// The library's short name and version, e.g. `MPICH 4.0.2`.
+fn library_name() -> String {
+    let mut buffer = vec![0u8; unsafe { ffi::redio_mpi_max_library_version_string } as usize + 1];
+    let mut len = 0;
+    // SAFETY: the buffer has MPI_MAX_LIBRARY_VERSION_STRING bytes.
+    unsafe { pmpi::PMPI_Get_library_version(buffer.as_mut_ptr().cast(), &mut len) };
+    buffer.truncate(len.max(0) as usize);
+    job::library_name(&String::from_utf8_lossy(&buffer))
+}
+
+fn level_of(level: LogLevel) -> log::Level {
+    match level {
+        LogLevel::Error => log::Level::Error,
+        LogLevel::Warn => log::Level::Warn,
+        LogLevel::Info => log::Level::Info,
+        LogLevel::Debug => log::Level::Debug,
+        LogLevel::Trace => log::Level::Trace,
+    }
+}
+
+/// Stops the job cleanly when every rank reached the same verdict.
+///
+/// Every rank calls this with the same message (it derives from data rank 0
+/// broadcast), so `PMPI_Finalize` is collective and nothing hangs.
+pub fn stop_everyone(message: &str) -> ! {
+    log::announce(format_args!("error: {message}"));
+    // SAFETY: every rank takes this path together.
+    unsafe { pmpi::PMPI_Finalize() };
+    std::process::exit(2)
+}
+
+/// Stops this process when an MPI call made by redio itself fails.
+pub fn check(rc: i32) {
+    if rc != unsafe { ffi::redio_mpi_success } {
+        log::announce(format_args!("error: internal MPI call failed with code {rc}"));
+        // SAFETY: aborting the whole job is the only sane answer here.
+        unsafe { pmpi::PMPI_Abort(world::real_world(), 70) };
+    }
+}

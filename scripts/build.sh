@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the redio CLI and one libredio.so per MPI implementation.
+#
+# Each libredio.so gets its own target directory (target/mpich,
+# target/openmpi): the MPI headers are baked into the build, and cargo would
+# otherwise reuse one implementation's build for the other. The CLI finds
+# them there (target/<mpi>/release/libredio.so).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --locked -p redio
+for mpi in mpich openmpi; do
+  REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo build --release --locked -p redio-preload
+done
+echo "build: target/release/redio, target/{mpich,openmpi}/release/libredio.so"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: install, build, lint, test.
+# This is the README's test command; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+scripts/build.sh
+
+echo "== format and lints"
+cargo fmt --all -- --check
+cargo clippy --locked --all-targets -p redio -p redio-protocols -- -D warnings
+for mpi in mpich openmpi; do
+  REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo clippy --locked --release -p redio-preload -- -D warnings
+done
+
+echo "== tests"
+# Test binaries run one after the other; inside one, MPI jobs are serialised
+# by the harness. Every mpiexec runs under timeout(1).
+cargo test --locked -p redio -p redio-protocols

@@ -1,0 +1,42 @@
+//! `redio exec`: put libredio.so into one application process and exec it.
+//!
+//! It is the last hop of every launch: `mpiexec … redio exec -- APP`. The
+//! launcher itself never gets the preload, only the application does.
+
+use super::mpi::{find_library, Flavour};
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitCode};
+
+/// Arguments of `redio exec`.
+#[derive(clap::Args)]
+pub struct ExecArgs {
+    /// MPI implementation the application is linked to (default: from
+    /// REDIO_MPI or the launcher's environment).
+    #[arg(long, value_enum)]
+    pub mpi: Option<Flavour>,
+    /// The application and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<OsString>,
+}
+
+/// Runs `redio exec`; returns only on failure.
+pub fn exec(args: ExecArgs) -> ExitCode {
+    let result = Flavour::resolve(args.mpi).and_then(find_library);
+    let library = match result {
+        Ok(library) => library,
+        Err(message) => {
+            eprintln!("redio exec: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut preload = OsString::from(library);
+    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        preload.push(" ");
+        preload.push(existing);
+    }
+    let (program, rest) = args.command.split_first().expect("clap requires a command");
+    let error = Command::new(program).args(rest).env("LD_PRELOAD", preload).exec();
+    eprintln!("redio exec: cannot run {}: {error}", program.to_string_lossy());
+    ExitCode::from(127)
+}

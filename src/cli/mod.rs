@@ -1,0 +1,7 @@
+//! The subcommands of the `redio` CLI, one module each.
+
+pub mod config_cmd;
+pub mod exec;
+pub mod info;
+pub mod mpi;
+pub mod run;

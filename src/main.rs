@@ -1,0 +1,58 @@
+//! The `redio` command: launch replicated MPI jobs, check configurations,
+//! and tell how paths are classified. See `redio --help`.
+
+use clap::{Parser, Subcommand};
+use redio::cli;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// File I/O under redundant execution of MPI programs.
+#[derive(Parser)]
+#[command(name = "redio", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start an MPI job of N ranks as R replicas (N·R processes).
+    Run(cli::run::RunArgs),
+    /// Set the preload and environment, then exec APP (for your own
+    /// `mpiexec`/`mpirun`/`srun` lines).
+    Exec(cli::exec::ExecArgs),
+    /// Check or show the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Tell how redio classifies each path (shared or local, file system).
+    Info {
+        /// Paths to classify.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print every problem of FILE as `file:line:col: message`.
+    Check {
+        /// The YAML file to check.
+        file: PathBuf,
+    },
+    /// Print the resolved configuration (environment > file > defaults).
+    Show {
+        /// Configuration file (default: $REDIO_CONFIG).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Run(args) => cli::run::run(args),
+        Command::Exec(args) => cli::exec::exec(args),
+        Command::Config(ConfigCommand::Check { file }) => cli::config_cmd::check(&file),
+        Command::Config(ConfigCommand::Show { config }) => cli::config_cmd::show(config.as_deref()),
+        Command::Info { paths } => cli::info::info(&paths),
+    }
+}

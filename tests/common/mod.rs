@@ -1,0 +1,290 @@
+//! Test harness: compiles the C programs in `tests/programs/` with a real
+//! `mpicc`, runs them with a real launcher, plain or under redio, and
+//! collects each process's stdout from its own file (launcher labels on a
+//! shared stream interleave).
+//!
+//! Every launch runs under `timeout`, so a hang fails the test in bounded
+//! time, and launches are serialised: the machine has 2 cores and MPICH
+//! busy-polls.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// Seconds one MPI job may take before it counts as hung.
+pub const JOB_TIMEOUT_SECS: u32 = 120;
+
+/// An MPI implementation under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mpi {
+    /// MPICH 4.0.
+    Mpich,
+    /// Open MPI 4.1.
+    OpenMpi,
+}
+
+impl Mpi {
+    /// The name `redio --mpi` takes.
+    pub fn key(self) -> &'static str {
+        match self {
+            Mpi::Mpich => "mpich",
+            Mpi::OpenMpi => "openmpi",
+        }
+    }
+
+    fn mpicc(self) -> &'static str {
+        match self {
+            Mpi::Mpich => "mpicc.mpich",
+            Mpi::OpenMpi => "mpicc.openmpi",
+        }
+    }
+
+    fn launcher(self) -> &'static str {
+        match self {
+            Mpi::Mpich => "mpiexec.mpich",
+            Mpi::OpenMpi => "mpirun.openmpi",
+        }
+    }
+
+    /// Launcher arguments that make every process's stdout land in its own
+    /// file under `dir`, plus what Open MPI needs on this machine.
+    fn output_args(self, dir: &Path) -> Vec<String> {
+        match self {
+            Mpi::Mpich => vec![
+                "-outfile-pattern".into(),
+                format!("{}/stdout.%r", dir.display()),
+            ],
+            Mpi::OpenMpi => {
+                vec!["--output-filename".into(), dir.display().to_string()]
+            }
+        }
+    }
+
+    /// Arguments every launch needs (Open MPI: more ranks than cores, root).
+    fn base_args(self) -> Vec<String> {
+        match self {
+            Mpi::Mpich => vec![],
+            Mpi::OpenMpi => vec!["--oversubscribe".into(), "--allow-run-as-root".into()],
+        }
+    }
+}
+
+static LAUNCH_LOCK: Mutex<()> = Mutex::new(());
+
+/// Holds the machine for one MPI job at a time.
+pub fn launch_lock() -> MutexGuard<'static, ()> {
+    LAUNCH_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Scratch directory of this test binary.
+pub fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("redio-tests")
+}
+
+/// A fresh, empty directory under [`scratch`].
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let dir = scratch().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `redio` CLI under test.
+pub fn redio_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_redio"))
+}
+
+/// Compiles `tests/programs/<name>.c` for `mpi` (once per test binary).
+pub fn compile(mpi: Mpi, name: &str) -> PathBuf {
+    static BUILT: Mutex<Vec<(Mpi, String)>> = Mutex::new(Vec::new());
+    let out_dir = scratch().join("bin").join(mpi.key());
+    let exe = out_dir.join(name);
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if built.contains(&(mpi, name.to_string())) {
+        return exe;
+    }
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let source = repo().join("tests/programs").join(format!("{name}.c"));
+    let status = Command::new(mpi.mpicc())
+        .args(["-O2", "-Wall", "-Wno-stringop-overflow", "-o"])
+        .arg(&exe)
+        .arg(&source)
+        .arg(format!("-I{}", repo().join("include").display()))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e} (run scripts/setup.sh)", mpi.mpicc()));
+    assert!(status.success(), "compiling {} with {} failed", source.display(), mpi.mpicc());
+    built.push((mpi, name.to_string()));
+    exe
+}
+
+/// What one MPI job left behind.
+#[derive(Debug)]
+pub struct Job {
+    /// Exit code of the launcher (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// Launcher's own stdout (normally empty: ranks write to files).
+    pub stdout: String,
+    /// Everything written to stderr (launcher and ranks).
+    pub stderr: String,
+    /// Each world rank's stdout, by world rank.
+    pub ranks: BTreeMap<u32, String>,
+}
+
+impl Job {
+    /// Panics with the whole story unless the job exited with 0.
+    pub fn assert_success(&self) -> &Self {
+        assert_eq!(self.code, Some(0), "job failed:\n{self:#?}");
+        self
+    }
+
+    /// True when the launcher was stopped by the timeout (exit 124/137).
+    pub fn timed_out(&self) -> bool {
+        matches!(self.code, Some(124) | Some(137))
+    }
+}
+
+/// How to start a job.
+pub struct Launch<'a> {
+    /// MPI implementation.
+    pub mpi: Mpi,
+    /// Under redio: `Some((ranks, degree, layout))`, launched with `redio run`.
+    pub redio: Option<(u32, u32, &'a str)>,
+    /// Without `redio`: the launcher's arguments (`-n 4 prog …`, or an MPMD
+    /// line). With `redio`: the program and its arguments.
+    pub command: Vec<String>,
+    /// Extra environment for every process.
+    pub env: Vec<(String, String)>,
+}
+
+impl<'a> Launch<'a> {
+    /// A plain job: `launcher -n processes program`.
+    pub fn plain(mpi: Mpi, processes: u32, program: &Path) -> Self {
+        let command = vec!["-n".into(), processes.to_string(), program.display().to_string()];
+        Launch::launcher(mpi, command)
+    }
+
+    /// A job started with the launcher and exactly these arguments (after
+    /// the output and oversubscription options).
+    pub fn launcher(mpi: Mpi, command: Vec<String>) -> Self {
+        Launch {
+            mpi,
+            redio: None,
+            command,
+            env: Vec::new(),
+        }
+    }
+
+    /// A job under `redio run -n ranks -r degree --layout layout`.
+    pub fn redio(mpi: Mpi, ranks: u32, degree: u32, layout: &'a str, program: &Path) -> Self {
+        Launch {
+            mpi,
+            redio: Some((ranks, degree, layout)),
+            command: vec![program.display().to_string()],
+            env: Vec::new(),
+        }
+    }
+
+    /// Appends arguments for the program.
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.command.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds an environment variable for the job.
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Runs the job and collects its output.
+    pub fn run(&self) -> Job {
+        let _machine = launch_lock();
+        let out_dir = fresh_dir(&format!("out-{}", std::process::id()));
+        let mut command = Command::new("timeout");
+        command.args(["-k", "5", &JOB_TIMEOUT_SECS.to_string()]);
+        match self.redio {
+            None => {
+                command.arg(self.mpi.launcher());
+                command.args(self.mpi.base_args());
+                command.args(self.mpi.output_args(&out_dir));
+            }
+            Some((ranks, degree, layout)) => {
+                command
+                    .arg(redio_bin())
+                    .args(["run", "--mpi", self.mpi.key()])
+                    .args(["-n", &ranks.to_string(), "-r", &degree.to_string()])
+                    .args(["--layout", layout]);
+                for arg in self.mpi.output_args(&out_dir) {
+                    command.arg(format!("--launcher-arg={arg}"));
+                }
+                command.arg("--");
+            }
+        }
+        command.args(&self.command);
+        command.env_remove("REDIO_CONFIG");
+        if self.mpi == Mpi::OpenMpi && !self.env.is_empty() {
+            // mpirun forwards only the variables it is told about.
+            let names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+            command.env("OMPI_MCA_mca_base_env_list", names.join(";"));
+        }
+        command.envs(self.env.iter().map(|(n, v)| (n, v)));
+        let output = command.output().expect("cannot run timeout(1)");
+        Job {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            ranks: read_rank_outputs(self.mpi, &out_dir),
+        }
+    }
+}
+
+/// Reads `stdout.<rank>` (MPICH) or `1/rank.<rank>/stdout` (Open MPI).
+fn read_rank_outputs(mpi: Mpi, dir: &Path) -> BTreeMap<u32, String> {
+    let mut ranks = BTreeMap::new();
+    let files: Vec<(u32, PathBuf)> = match mpi {
+        Mpi::Mpich => std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let rank = name.strip_prefix("stdout.")?.parse().ok()?;
+                Some((rank, entry.path()))
+            })
+            .collect(),
+        Mpi::OpenMpi => std::fs::read_dir(dir.join("1"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let rank = name.strip_prefix("rank.")?.parse().ok()?;
+                Some((rank, entry.path().join("stdout")))
+            })
+            .collect(),
+    };
+    for (rank, path) in files {
+        ranks.insert(rank, std::fs::read_to_string(path).unwrap_or_default());
+    }
+    ranks
+}
+
+/// `redio exec --mpi M -- program`: the manual launch form's last hop.
+pub fn under_redio_exec(mpi: Mpi, program: &Path) -> Vec<String> {
+    vec![
+        redio_bin().display().to_string(),
+        "exec".into(),
+        "--mpi".into(),
+        mpi.key().into(),
+        "--".into(),
+        program.display().to_string(),
+    ]
+}
