@@ -46,10 +46,6 @@ fn main() {
     ] {
         std::fs::write(out.join(file), text).expect("write generated source");
     }
-    println!(
-        "cargo:warning=redio: generated {} MPI_* wrappers ({} translate a communicator) for {}",
-        generated.wrapped, generated.translating, mpi.flavour.name()
-    );
 
     let mut shim = cc::Build::new();
     shim.file("src/mpi/shim.c").warnings(true);

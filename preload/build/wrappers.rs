@@ -44,10 +44,6 @@ pub struct Generated {
     pub pmpi: String,
     /// The exported `MPI_*` wrappers.
     pub wrappers: String,
-    /// Number of wrappers.
-    pub wrapped: usize,
-    /// Number of wrappers with at least one communicator argument.
-    pub translating: usize,
 }
 
 /// Why function declarations are replaced by `dlsym` stubs: rustc calls
@@ -130,12 +126,16 @@ pub fn generate(bindings: &str) -> Generated {
         wrapped += 1;
         translating += usize::from(translates);
     }
+    writeln!(
+        wrappers,
+        "/// Number of generated `MPI_*` wrappers.\npub const WRAPPERS: usize = {wrapped};\n\
+         /// Number of them with a communicator argument.\npub const TRANSLATING: usize = {translating};"
+    )
+    .unwrap();
     Generated {
         bindings: file.to_token_stream().to_string(),
         pmpi,
         wrappers,
-        wrapped,
-        translating,
     }
 }
 

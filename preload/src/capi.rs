@@ -14,6 +14,9 @@ use std::ffi::c_int;
 /// after `MPI_Init`. Logical ranks are numbered by the lowest world rank of
 /// each replica set. Returns 0, or -1 when the mapping was already set or
 /// the sets do not form a valid topology.
+///
+/// # Safety
+/// `replica_set` is a valid communicator of the calling process.
 #[no_mangle]
 pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c_int {
     let _inside = InsideMpi::enter();
@@ -79,6 +82,9 @@ pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c
 
 /// Reports this process's replica, logical rank and degree. Any pointer may
 /// be NULL. Returns 0, or -1 when the mapping is not known (yet).
+///
+/// # Safety
+/// Each pointer is NULL or points to writable memory for one `int`.
 #[no_mangle]
 pub unsafe extern "C" fn redio_replica_info(
     replica: *mut c_int,

@@ -5,6 +5,10 @@
 #include <redio.h>
 #include <stdio.h>
 #include "line.h"
+
+/* Resolved from libredio.so at run time (see redio.h). */
+#pragma weak redio_replica_info
+#pragma weak redio_set_replica_comm
 #include <string.h>
 
 int main(int argc, char **argv) {
@@ -12,6 +16,11 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!redio_replica_info || !redio_set_replica_comm) {
+        say("not running under redio");
+        MPI_Finalize();
+        return 1;
+    }
     if (argc > 1 && strcmp(argv[1], "api") == 0) {
         /* The "outer layer": replica sets are pairs of world ranks (2k, 2k+1). */
         MPI_Comm set;

@@ -10,6 +10,9 @@ use crate::runtime::{guard::InsideMpi, world};
 use std::ffi::{c_int, c_void};
 
 /// `MPI_Comm_get_attr` with the fallback described in the module docs.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_attr(
     comm: ffi::MPI_Comm,
@@ -26,6 +29,9 @@ pub unsafe extern "C" fn MPI_Comm_get_attr(
 }
 
 /// `MPI_Attr_get` (deprecated alias of [`MPI_Comm_get_attr`]).
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Attr_get(
     comm: ffi::MPI_Comm,

@@ -6,6 +6,9 @@ use crate::runtime::{finish, flavour, guard::InsideMpi, log, start, world};
 use std::ffi::{c_char, c_int};
 
 /// `MPI_Init`: initialise MPI, then set up the replicated world.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     flavour::check_or_exit();
@@ -20,6 +23,9 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
 }
 
 /// `MPI_Init_thread`: like [`MPI_Init`].
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Init_thread(
     argc: *mut c_int,
@@ -39,6 +45,9 @@ pub unsafe extern "C" fn MPI_Init_thread(
 }
 
 /// `MPI_Finalize`: redio's summary and clean-up, then finalize.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     finish::before_finalize();
@@ -48,6 +57,9 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
 
 /// `MPI_Abort`: the application gave up, so the whole job stops, all
 /// replicas included (they would all reach the same abort anyway).
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_int {
     let _inside = InsideMpi::enter();

@@ -70,6 +70,12 @@ pub fn after_init() {
         degree: topology.degree(),
         ranks: topology.ranks(),
     });
+    crate::log!(
+        Debug,
+        "{} generated MPI_* wrappers, {} of them translate a communicator",
+        crate::mpi::generated::WRAPPERS,
+        crate::mpi::generated::TRANSLATING
+    );
     if world_rank == 0 {
         let how = match mode {
             Mode::Builtin => topology.kind().to_string(),

@@ -1,0 +1,206 @@
+//! Launch forms, replica mappings and the ways a job is refused.
+//!
+//! Impossible topologies, bad configurations and the wrong MPI build must
+//! stop every rank with the same clear message, in bounded time; external
+//! mode and map files must give each process the placement they describe.
+
+mod common;
+
+use common::{compile, under_redio_exec, Job, Launch, Mpi};
+use redio::topology::Topology;
+use std::process::Command;
+
+/// Asserts the job failed cleanly: non-zero, not by the timeout, and every
+/// one of `processes` ranks printed `message`.
+fn refused_on_every_rank(job: &Job, processes: usize, message: &str) {
+    assert!(!job.timed_out(), "job hung instead of stopping:\n{job:#?}");
+    assert_ne!(job.code, Some(0), "job should have failed:\n{job:#?}");
+    assert_eq!(
+        job.stderr.matches(message).count(),
+        processes,
+        "every rank must print {message:?}:\n{}",
+        job.stderr
+    );
+    assert!(
+        job.ranks.values().all(|out| out.is_empty()),
+        "the application must not have run:\n{job:#?}"
+    );
+}
+
+fn raw_launch(mpi: Mpi, processes: u32, program: &str) -> Launch<'static> {
+    let exe = compile(mpi, program);
+    let mut command = vec!["-n".to_string(), processes.to_string()];
+    command.extend(under_redio_exec(mpi, &exe));
+    Launch::launcher(mpi, command)
+}
+
+#[test]
+fn world_size_not_divisible_by_degree_is_refused() {
+    let job = raw_launch(Mpi::Mpich, 5, "p2p")
+        .env("REDIO_REPLICATION_DEGREE", "2")
+        .run();
+    refused_on_every_rank(
+        &job,
+        5,
+        "impossible replica topology: 5 processes cannot form 2 replicas",
+    );
+}
+
+#[test]
+fn degree_out_of_range_in_the_environment_is_refused() {
+    for degree in ["0", "4"] {
+        let job = raw_launch(Mpi::Mpich, 4, "p2p")
+            .env("REDIO_REPLICATION_DEGREE", degree)
+            .run();
+        refused_on_every_rank(&job, 4, &format!("REDIO_REPLICATION_DEGREE={degree}"));
+    }
+}
+
+#[test]
+fn redio_run_refuses_a_bad_degree_before_launching() {
+    let exe = compile(Mpi::Mpich, "p2p");
+    for degree in ["0", "4"] {
+        let output = Command::new(common::redio_bin())
+            .args(["run", "--mpi", "mpich", "-n", "2", "-r", degree, "--"])
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("-r {degree}: the degree of redundancy must be between 1 and 3")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn invalid_configuration_stops_every_rank_with_its_location() {
+    let dir = common::fresh_dir("bad-config");
+    let file = dir.join("bad.yaml");
+    std::fs::write(&file, "version: 1\nreplication:\n  degree: 7\n").unwrap();
+    let job = raw_launch(Mpi::Mpich, 3, "p2p")
+        .env("REDIO_CONFIG", file.to_str().unwrap())
+        .run();
+    refused_on_every_rank(&job, 3, &format!("{}:3:", file.display()));
+}
+
+#[test]
+fn wrong_mpi_build_is_named() {
+    // The MPICH build of libredio.so inside an Open MPI program.
+    let exe = compile(Mpi::OpenMpi, "p2p");
+    let mut command = vec!["-n".to_string(), "2".to_string()];
+    command.extend(under_redio_exec(Mpi::Mpich, &exe));
+    let job = Launch::launcher(Mpi::OpenMpi, command).run();
+    assert!(!job.timed_out(), "{job:#?}");
+    assert_ne!(job.code, Some(0));
+    assert!(
+        job.stderr
+            .contains("this libredio.so was built for MPICH, but the program uses Open MPI"),
+        "{}",
+        job.stderr
+    );
+}
+
+#[test]
+fn map_file_places_ranks_as_written() {
+    let mpi = Mpi::Mpich;
+    let exe = compile(mpi, "p2p");
+    let plain = Launch::plain(mpi, 2, &exe).run();
+    plain.assert_success();
+    let map = "# world replica rank\n0 1 1\n1 0 0\n2 1 0\n3 0 1\n";
+    let dir = common::fresh_dir("map");
+    let file = dir.join("replicas.map");
+    std::fs::write(&file, map).unwrap();
+    let job = raw_launch(mpi, 4, "p2p")
+        .env("REDIO_REPLICATION_DEGREE", "2")
+        .env("REDIO_REPLICATION_LAYOUT", "map")
+        .env("REDIO_REPLICATION_MAP_FILE", file.to_str().unwrap())
+        .run();
+    job.assert_success();
+    let topology = Topology::from_map_text(map, 4, 2).unwrap();
+    for (world, output) in &job.ranks {
+        let rank = topology.place(*world).rank;
+        assert_eq!(output, &plain.ranks[&rank], "world rank {world}");
+    }
+    assert!(job.stderr.contains("(map)"), "{}", job.stderr);
+}
+
+/// External mode, MPMD launch: one `REDIO_EXTERNAL_REPLICA` per replica.
+#[test]
+fn external_mode_takes_the_mapping_from_the_environment() {
+    let mpi = Mpi::Mpich;
+    let exe = compile(mpi, "external");
+    let mut command = Vec::new();
+    for replica in ["0", "1"] {
+        if replica != "0" {
+            command.push(":".to_string());
+        }
+        command.extend(["-n", "2", "-env", "REDIO_EXTERNAL_REPLICA", replica].map(String::from));
+        command.extend(under_redio_exec(mpi, &exe));
+    }
+    let job = Launch::launcher(mpi, command)
+        .env("REDIO_REPLICATION_SOURCE", "external")
+        .run();
+    job.assert_success();
+    for world in 0..4 {
+        // No translation: the program sees the whole world of 4.
+        let expected = format!(
+            "world {world} of 4: info rc 0 replica {} rank {} degree 2\n",
+            world / 2,
+            world % 2
+        );
+        assert_eq!(job.ranks[&world], expected);
+    }
+    assert!(
+        job.stderr
+            .contains("redio: 4 processes = 2 ranks x 2 replicas (external, from the environment)"),
+        "{}",
+        job.stderr
+    );
+}
+
+/// External mode through the C API: the "outer layer" pairs world ranks.
+#[test]
+fn external_mode_takes_the_mapping_from_the_c_api() {
+    let mpi = Mpi::Mpich;
+    let job = raw_launch(mpi, 4, "external")
+        .args(["api"])
+        .env("REDIO_REPLICATION_SOURCE", "external")
+        .run();
+    job.assert_success();
+    for world in 0..4u32 {
+        let expected = format!(
+            "set_replica_comm returned 0\nworld {world} of 4: info rc 0 replica {} rank {} degree 2\n",
+            world % 2,
+            world / 2
+        );
+        assert_eq!(job.ranks[&world], expected);
+    }
+}
+
+#[test]
+fn mpi_abort_stops_the_whole_job() {
+    let exe = compile(Mpi::Mpich, "abort");
+    let job = Launch::redio(Mpi::Mpich, 2, 2, "block", &exe).run();
+    assert!(!job.timed_out(), "{job:#?}");
+    assert_ne!(job.code, Some(0));
+    assert!(
+        job.stderr.contains("MPI_Abort(MPI_COMM_WORLD, 7) called by the application"),
+        "{}",
+        job.stderr
+    );
+    assert!(job.ranks.values().all(|out| !out.contains("passed the barrier")));
+}
+
+#[test]
+fn processes_that_are_not_mpi_programs_run_untouched() {
+    let output = Command::new(common::redio_bin())
+        .args(["exec", "--mpi", "mpich", "--", "sh", "-c", "echo $LD_PRELOAD; echo child ok"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("libredio.so"), "{stdout}");
+    assert!(stdout.ends_with("child ok\n"), "{stdout}");
+}
