@@ -172,7 +172,10 @@ mod tests {
     #[test]
     fn inconsistent_external_mapping_is_refused() {
         let e = external_topology(&[(0, None), (0, None), (1, None)]).unwrap_err();
-        assert!(e.to_string().contains("3 processes cannot form 2 replicas"), "{e}");
+        assert!(
+            e.to_string().contains("3 processes cannot form 2 replicas"),
+            "{e}"
+        );
         let e = external_topology(&[(0, Some(0)), (1, Some(1))]).unwrap_err();
         assert!(e.to_string().contains("outside"), "{e}");
     }

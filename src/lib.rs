@@ -13,5 +13,6 @@
 
 pub mod cli;
 pub mod config;
+pub mod fsclass;
 pub mod job;
 pub mod topology;

@@ -267,7 +267,13 @@ mod tests {
     fn cyclic_puts_replicas_of_a_rank_together() {
         let t = Topology::regular(6, 3, LayoutKind::Cyclic).unwrap();
         assert_eq!(pairs(&t), [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
-        assert_eq!(t.world_rank_of(Placement { replica: 2, rank: 1 }), Some(5));
+        assert_eq!(
+            t.world_rank_of(Placement {
+                replica: 2,
+                rank: 1
+            }),
+            Some(5)
+        );
     }
 
     #[test]
@@ -304,8 +310,14 @@ mod tests {
     fn map_file_errors_name_the_line() {
         let cases = [
             ("0 0 0\n0 1 0\n", "line 2: world rank 0 is mapped twice"),
-            ("0 0 0\n1 0 0\n", "line 2: (replica 0, rank 0) is given to two"),
-            ("0 0 0\n1 2 0\n", "line 2: placement (replica 2, rank 0) is outside"),
+            (
+                "0 0 0\n1 0 0\n",
+                "line 2: (replica 0, rank 0) is given to two",
+            ),
+            (
+                "0 0 0\n1 2 0\n",
+                "line 2: placement (replica 2, rank 0) is outside",
+            ),
             ("0 0 x\n", "line 1: \"x\" is not a non-negative integer"),
             ("0 0\n", "line 1: expected `WORLD_RANK REPLICA RANK`"),
             ("0 0 0\n9 1 0\n", "line 2: world rank 9 does not exist"),

@@ -68,7 +68,9 @@ fn redio_run_refuses_a_bad_degree_before_launching() {
         assert_eq!(output.status.code(), Some(2));
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
-            stderr.contains(&format!("-r {degree}: the degree of redundancy must be between 1 and 3")),
+            stderr.contains(&format!(
+                "-r {degree}: the degree of redundancy must be between 1 and 3"
+            )),
             "{stderr}"
         );
     }
@@ -186,17 +188,29 @@ fn mpi_abort_stops_the_whole_job() {
     assert!(!job.timed_out(), "{job:#?}");
     assert_ne!(job.code, Some(0));
     assert!(
-        job.stderr.contains("MPI_Abort(MPI_COMM_WORLD, 7) called by the application"),
+        job.stderr
+            .contains("MPI_Abort(MPI_COMM_WORLD, 7) called by the application"),
         "{}",
         job.stderr
     );
-    assert!(job.ranks.values().all(|out| !out.contains("passed the barrier")));
+    assert!(job
+        .ranks
+        .values()
+        .all(|out| !out.contains("passed the barrier")));
 }
 
 #[test]
 fn processes_that_are_not_mpi_programs_run_untouched() {
     let output = Command::new(common::redio_bin())
-        .args(["exec", "--mpi", "mpich", "--", "sh", "-c", "echo $LD_PRELOAD; echo child ok"])
+        .args([
+            "exec",
+            "--mpi",
+            "mpich",
+            "--",
+            "sh",
+            "-c",
+            "echo $LD_PRELOAD; echo child ok",
+        ])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");

@@ -26,7 +26,11 @@ fn replicas_match_plain_run(mpi: Mpi, program: &str) {
     let exe = compile(mpi, program);
     let plain = Launch::plain(mpi, RANKS, &exe).run();
     plain.assert_success();
-    assert_eq!(plain.ranks.len() as u32, RANKS, "plain run output: {plain:#?}");
+    assert_eq!(
+        plain.ranks.len() as u32,
+        RANKS,
+        "plain run output: {plain:#?}"
+    );
     assert!(
         plain.ranks.values().all(|out| !out.is_empty()),
         "plain run printed nothing: {plain:#?}"
@@ -36,7 +40,11 @@ fn replicas_match_plain_run(mpi: Mpi, program: &str) {
         let job = Launch::redio(mpi, RANKS, degree, layout, &exe).run();
         job.assert_success();
         let topology = Topology::regular(RANKS * degree, degree, kind).unwrap();
-        assert_eq!(job.ranks.len() as u32, RANKS * degree, "{program} r={degree} {layout}");
+        assert_eq!(
+            job.ranks.len() as u32,
+            RANKS * degree,
+            "{program} r={degree} {layout}"
+        );
         for (world, output) in &job.ranks {
             let placement = topology.place(*world);
             assert_eq!(
@@ -56,7 +64,11 @@ fn replicas_match_plain_run(mpi: Mpi, program: &str) {
             "start-up line must come once, from world rank 0:\n{}",
             job.stderr
         );
-        assert!(job.stderr.contains(&format!("({layout})")), "{}", job.stderr);
+        assert!(
+            job.stderr.contains(&format!("({layout})")),
+            "{}",
+            job.stderr
+        );
     }
 }
 

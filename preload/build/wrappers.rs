@@ -54,7 +54,9 @@ pub fn generate(bindings: &str) -> Generated {
     let mut file = syn::parse_file(bindings).expect("bindgen output parses");
     let mut functions: BTreeMap<String, syn::Signature> = BTreeMap::new();
     file.items.retain_mut(|item| {
-        let syn::Item::ForeignMod(block) = item else { return true };
+        let syn::Item::ForeignMod(block) = item else {
+            return true;
+        };
         block.items.retain(|foreign| match foreign {
             syn::ForeignItem::Fn(f) => {
                 functions.insert(f.sig.ident.to_string(), f.sig.clone());
@@ -81,7 +83,11 @@ pub fn generate(bindings: &str) -> Generated {
                 syn::FnArg::Receiver(_) => unreachable!("foreign fns have no self"),
             })
             .collect();
-        let params: Vec<String> = types.iter().enumerate().map(|(i, ty)| format!("a{i}: {ty}")).collect();
+        let params: Vec<String> = types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| format!("a{i}: {ty}"))
+            .collect();
         let names: Vec<String> = (0..types.len()).map(|i| format!("a{i}")).collect();
         let output = sig.output.to_token_stream().to_string();
         writeln!(

@@ -21,7 +21,10 @@ use std::ffi::c_int;
 pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c_int {
     let _inside = InsideMpi::enter();
     if world::identity().is_some() {
-        crate::log!(Error, "redio_set_replica_comm: the replica mapping is already set");
+        crate::log!(
+            Error,
+            "redio_set_replica_comm: the replica mapping is already set"
+        );
         return -1;
     }
     let comm = world::real_world();

@@ -36,7 +36,13 @@ pub fn exec(args: ExecArgs) -> ExitCode {
         preload.push(existing);
     }
     let (program, rest) = args.command.split_first().expect("clap requires a command");
-    let error = Command::new(program).args(rest).env("LD_PRELOAD", preload).exec();
-    eprintln!("redio exec: cannot run {}: {error}", program.to_string_lossy());
+    let error = Command::new(program)
+        .args(rest)
+        .env("LD_PRELOAD", preload)
+        .exec();
+    eprintln!(
+        "redio exec: cannot run {}: {error}",
+        program.to_string_lossy()
+    );
     ExitCode::from(127)
 }

@@ -65,7 +65,11 @@ pub fn run(args: RunArgs) -> ExitCode {
 }
 
 /// The environment every application process gets, as `(name, value)`.
-fn job_environment(args: &RunArgs, flavour: Flavour, degree: u32) -> Result<Vec<(String, String)>, String> {
+fn job_environment(
+    args: &RunArgs,
+    flavour: Flavour,
+    degree: u32,
+) -> Result<Vec<(String, String)>, String> {
     let mut env = vec![
         ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ("REDIO_REPLICATION_DEGREE".to_string(), degree.to_string()),
@@ -87,8 +91,8 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
     let degree = match args.replicas {
         Some(degree) => degree,
         None => {
-            let env = |key: &str| std::env::var(key).ok();
-            let config = Config::load(args.config.as_deref(), &env).map_err(|e| e.to_string())?;
+            let config =
+                Config::load_process_env(args.config.as_deref()).map_err(|e| e.to_string())?;
             u32::from(config.replication.degree)
         }
     };
@@ -103,7 +107,8 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
         return Err("-n 0: the application needs at least one rank".into());
     }
     let processes = args.ranks.checked_mul(degree).ok_or("too many processes")?;
-    let redio = std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
+    let redio =
+        std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
 
     let mut command = Command::new(flavour.launcher());
     command.arg("-n").arg(processes.to_string());

@@ -76,7 +76,9 @@ static LAUNCH_LOCK: Mutex<()> = Mutex::new(());
 
 /// Holds the machine for one MPI job at a time.
 pub fn launch_lock() -> MutexGuard<'static, ()> {
-    LAUNCH_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    LAUNCH_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Scratch directory of this test binary.
@@ -120,7 +122,12 @@ pub fn compile(mpi: Mpi, name: &str) -> PathBuf {
         .arg(format!("-I{}", repo().join("include").display()))
         .status()
         .unwrap_or_else(|e| panic!("cannot run {}: {e} (run scripts/setup.sh)", mpi.mpicc()));
-    assert!(status.success(), "compiling {} with {} failed", source.display(), mpi.mpicc());
+    assert!(
+        status.success(),
+        "compiling {} with {} failed",
+        source.display(),
+        mpi.mpicc()
+    );
     built.push((mpi, name.to_string()));
     exe
 }
@@ -167,7 +174,11 @@ pub struct Launch<'a> {
 impl<'a> Launch<'a> {
     /// A plain job: `launcher -n processes program`.
     pub fn plain(mpi: Mpi, processes: u32, program: &Path) -> Self {
-        let command = vec!["-n".into(), processes.to_string(), program.display().to_string()];
+        let command = vec![
+            "-n".into(),
+            processes.to_string(),
+            program.display().to_string(),
+        ];
         Launch::launcher(mpi, command)
     }
 

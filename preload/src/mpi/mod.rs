@@ -9,7 +9,6 @@
 
 pub mod attributes;
 pub mod lifecycle;
-pub mod resolve;
 
 /// Raw declarations of the MPI implementation this library is built for.
 #[allow(
@@ -29,7 +28,7 @@ pub mod ffi {
 #[allow(non_snake_case, clippy::all, missing_docs, unused_imports)]
 pub mod pmpi {
     use super::ffi::*;
-    use super::resolve::resolve;
+    use crate::runtime::symbols::resolve;
     use std::sync::atomic::AtomicUsize;
     include!(concat!(env!("OUT_DIR"), "/mpi_pmpi.rs"));
 }

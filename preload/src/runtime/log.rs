@@ -44,7 +44,10 @@ pub fn enabled(level: Level) -> bool {
 pub fn set_identity(world_rank: u32, placement: Option<(u32, u32)>) {
     WORLD_RANK.store(i64::from(world_rank), Ordering::Relaxed);
     if let Some((replica, rank)) = placement {
-        PLACEMENT.store(i64::from(replica) << 32 | i64::from(rank), Ordering::Relaxed);
+        PLACEMENT.store(
+            i64::from(replica) << 32 | i64::from(rank),
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -74,7 +77,11 @@ fn prefix() -> String {
     match (world, placement) {
         (-1, _) => "redio: ".into(),
         (w, -1) => format!("redio[world {w}]: "),
-        (w, p) => format!("redio[world {w}, rank {} replica {}]: ", p & 0xffff_ffff, p >> 32),
+        (w, p) => format!(
+            "redio[world {w}, rank {} replica {}]: ",
+            p & 0xffff_ffff,
+            p >> 32
+        ),
     }
 }
 
@@ -83,9 +90,7 @@ pub fn emit(text: &str) {
     let mut bytes = text.as_bytes();
     while !bytes.is_empty() {
         // SAFETY: a plain write(2) of a valid buffer to fd 2.
-        let n = unsafe {
-            libc::syscall(libc::SYS_write, 2, bytes.as_ptr(), bytes.len())
-        };
+        let n = unsafe { libc::syscall(libc::SYS_write, 2, bytes.as_ptr(), bytes.len()) };
         if n <= 0 {
             // EINTR: retry; anything else: stderr is gone, drop the message.
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {

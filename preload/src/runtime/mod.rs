@@ -8,7 +8,8 @@
 //! - [`poll`]: nonblocking, polled waiting with back-off;
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
-//! - [`handle`]: MPI handles as plain bits, for atomics.
+//! - [`handle`]: MPI handles as plain bits, for atomics;
+//! - [`symbols`]: finding the real functions with `dlsym(RTLD_NEXT)`.
 
 pub mod finish;
 pub mod flavour;
@@ -17,4 +18,5 @@ pub mod handle;
 pub mod log;
 pub mod poll;
 pub mod start;
+pub mod symbols;
 pub mod world;

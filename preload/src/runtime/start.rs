@@ -30,7 +30,11 @@ pub fn after_init() {
     let (world_rank, world_size) = rank_and_size(comm);
     log::set_identity(world_rank, None);
 
-    let packet = if world_rank == 0 { bootstrap() } else { Vec::new() };
+    let packet = if world_rank == 0 {
+        bootstrap()
+    } else {
+        Vec::new()
+    };
     let packet = broadcast(comm, packet);
     let (config, map_text) = match Bootstrap::decode(&packet) {
         Ok(Bootstrap::Ready {
@@ -46,7 +50,10 @@ pub fn after_init() {
     log::set_threshold(level_of(config.log.level));
 
     let (topology, mode) = match config.replication.source {
-        Source::Builtin => (builtin_topology(&config, &map_text, world_size), Mode::Builtin),
+        Source::Builtin => (
+            builtin_topology(&config, &map_text, world_size),
+            Mode::Builtin,
+        ),
         Source::External => match external_topology(comm) {
             Some(topology) => (topology, Mode::ExternalEnv),
             None => {
@@ -90,8 +97,7 @@ pub fn after_init() {
 
 /// Rank 0's half of step 1: the packet to broadcast.
 fn bootstrap() -> Vec<u8> {
-    let env = |key: &str| std::env::var(key).ok();
-    let packet = match Config::load(None, &env) {
+    let packet = match Config::load_process_env(None) {
         Err(e) => Bootstrap::Failed(format!("invalid configuration:\n{e}")),
         Ok(config) => match read_map_file(&config) {
             Ok(map_text) => Bootstrap::Ready {
@@ -199,7 +205,16 @@ fn broadcast(comm: ffi::MPI_Comm, mut bytes: Vec<u8>) -> Vec<u8> {
 fn ibcast(comm: ffi::MPI_Comm, buffer: *mut c_void, len: usize) {
     let mut request = unsafe { std::mem::zeroed() };
     // SAFETY: the buffer lives until the request completes in poll::wait.
-    check(unsafe { pmpi::PMPI_Ibcast(buffer, len as i32, ffi::redio_mpi_byte, 0, comm, &mut request) });
+    check(unsafe {
+        pmpi::PMPI_Ibcast(
+            buffer,
+            len as i32,
+            ffi::redio_mpi_byte,
+            0,
+            comm,
+            &mut request,
+        )
+    });
     check(poll::wait(&mut request));
 }
 
@@ -237,7 +252,9 @@ pub fn stop_everyone(message: &str) -> ! {
 /// Stops this process when an MPI call made by redio itself fails.
 pub fn check(rc: i32) {
     if rc != unsafe { ffi::redio_mpi_success } {
-        log::announce(format_args!("error: internal MPI call failed with code {rc}"));
+        log::announce(format_args!(
+            "error: internal MPI call failed with code {rc}"
+        ));
         // SAFETY: aborting the whole job is the only sane answer here.
         unsafe { pmpi::PMPI_Abort(world::real_world(), 70) };
     }

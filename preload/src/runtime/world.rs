@@ -106,7 +106,9 @@ pub fn replica_set() -> Option<ffi::MPI_Comm> {
 pub fn uninstall() -> Vec<ffi::MPI_Comm> {
     let mut owned = Vec::new();
     if TRANSLATING.swap(false, Ordering::AcqRel) {
-        owned.push(ffi::MPI_Comm::from_bits(REPLICA_WORLD.swap(0, Ordering::AcqRel)));
+        owned.push(ffi::MPI_Comm::from_bits(
+            REPLICA_WORLD.swap(0, Ordering::AcqRel),
+        ));
     }
     match REPLICA_SET.swap(0, Ordering::AcqRel) {
         0 => {}

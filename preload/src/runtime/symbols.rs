@@ -1,14 +1,19 @@
-//! Finds the MPI library's `PMPI_*` functions at run time.
+//! Finds the functions redio forwards to, at run time.
+//!
+//! Both the MPI library's `PMPI_*` functions and the C library's real
+//! `open`, `read`, … are looked up with `dlsym(RTLD_NEXT, …)`: the next
+//! definition after libredio.so in the process's search order.
 
 use crate::runtime::log;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Returns the address of `name` in the libraries loaded after this one
-/// (the application's libmpi), caching it in `slot`.
+/// Returns the address of `name` in the libraries loaded after this one,
+/// caching it in `slot`.
 ///
-/// A missing function means the program uses an MPI library without it:
-/// nothing sensible can follow, so the process stops with the name.
+/// A missing function means the program uses a library without it (an MPI
+/// without an optional function): nothing sensible can follow, so the
+/// process stops with the name.
 #[inline]
 pub fn resolve(slot: &AtomicUsize, name: &CStr) -> usize {
     match slot.load(Ordering::Relaxed) {
@@ -17,7 +22,7 @@ pub fn resolve(slot: &AtomicUsize, name: &CStr) -> usize {
             let address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
             if address == 0 {
                 log::announce(format_args!(
-                    "error: {} is not in the MPI library this program loaded",
+                    "error: {} is not in the libraries this program loaded",
                     name.to_string_lossy()
                 ));
                 // SAFETY: leaving at once; there is no function to call.

@@ -1,0 +1,187 @@
+//! Lists (`shared.paths`, …) and lists of entries (`remap`, `io.rules`).
+
+use super::{Origin, Resolver};
+use crate::config::keys::{CHUNK_SIZE, READERS};
+use crate::config::raw::{
+    mapping, Items, ListOf, MapOf, Pos, RawDoc, RawRemap, RawRule, Section, Val,
+};
+use crate::config::schema::{IoRule, ReadProtocol, Remap, WriteProtocol};
+use crate::config::value::{Choice, FsType, Kind, Pattern, Prefix, Template};
+
+impl Resolver<'_> {
+    pub(super) fn read_lists(&mut self, doc: &RawDoc) {
+        let shared = mapping(&doc.shared);
+        if let Some(paths) = self.list(
+            "shared.paths",
+            shared.and_then(|s| s.paths.as_ref()),
+            &Prefix,
+        ) {
+            self.config.shared.paths = paths;
+        }
+        if let Some(types) = self.list(
+            "shared.fs_types",
+            shared.and_then(|s| s.fs_types.as_ref()),
+            &FsType,
+        ) {
+            self.config.shared.fs_types = types;
+        }
+        let local = mapping(&doc.local);
+        if let Some(paths) = self.list("local.paths", local.and_then(|s| s.paths.as_ref()), &Prefix)
+        {
+            self.config.local.paths = paths;
+        }
+        if let Some(entries) = self.entries("remap", doc.remap.as_ref()) {
+            let remap = entries
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, (entry, pos))| self.remap(&format!("remap[{i}]"), entry, pos))
+                .collect();
+            self.config.remap = remap;
+        }
+        let rules = mapping(&doc.io).and_then(|io| io.rules.as_ref());
+        if let Some(entries) = self.entries("io.rules", rules) {
+            let rules = entries
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, (rule, pos))| self.rule(&format!("io.rules[{i}]"), rule, pos))
+                .collect();
+            self.config.io.rules = rules;
+        }
+    }
+
+    fn remap(&mut self, label: &str, entry: &RawRemap, pos: Pos) -> Option<Remap> {
+        let prefix = self.required(label, "prefix", entry.prefix.as_ref(), pos, &Prefix);
+        let to = self.required(label, "to", entry.to.as_ref(), pos, &Template);
+        Some(Remap {
+            prefix: prefix?,
+            to: to?,
+        })
+    }
+
+    fn rule(&mut self, label: &str, rule: &RawRule, pos: Pos) -> Option<IoRule> {
+        let path = self.required(label, "path", rule.path.as_ref(), pos, &Pattern);
+        let overrides = [&rule.read, &rule.write, &rule.chunk_size, &rule.readers];
+        if overrides.iter().all(|o| o.is_none()) {
+            self.report(
+                &Origin::File(pos),
+                format!(
+                    "{label}: the rule sets nothing \
+                     (give at least one of read, write, chunk_size, readers)"
+                ),
+            );
+        }
+        let read = self.optional(label, "read", &rule.read, &Choice::<ReadProtocol>::new());
+        let write = self.optional(label, "write", &rule.write, &Choice::<WriteProtocol>::new());
+        let chunk_size = self.optional(label, "chunk_size", &rule.chunk_size, &CHUNK_SIZE);
+        let readers = self.optional(label, "readers", &rule.readers, &READERS);
+        Some(IoRule {
+            path: path?,
+            read,
+            write,
+            chunk_size,
+            readers,
+        })
+    }
+
+    /// A list of single values; `None` leaves the default in place.
+    fn list<K: Kind>(
+        &mut self,
+        label: &str,
+        items: Option<&Items<Val>>,
+        kind: &K,
+    ) -> Option<Vec<K::Out>> {
+        let items = items?;
+        match &items.value {
+            ListOf::Wrong(found) => {
+                self.report(
+                    &Origin::File(items.pos),
+                    format!(
+                        "{label}: expected a list (each item {}), found {}",
+                        kind.expects(),
+                        found.describe()
+                    ),
+                );
+                None
+            }
+            ListOf::List(values) => Some(
+                values
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, val)| self.convert(&format!("{label}[{i}]"), val, kind))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The entries of a list of mappings that are mappings, with their positions.
+    fn entries<'d, T>(
+        &mut self,
+        label: &str,
+        items: Option<&'d Items<Section<T>>>,
+    ) -> Option<Vec<(&'d T, Pos)>> {
+        let items = items?;
+        let entries = match &items.value {
+            ListOf::Wrong(found) => {
+                self.report(
+                    &Origin::File(items.pos),
+                    format!(
+                        "{label}: expected a list of mappings, found {}",
+                        found.describe()
+                    ),
+                );
+                return None;
+            }
+            ListOf::List(entries) => entries,
+        };
+        let mut mappings = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            match &entry.value {
+                MapOf::Map(inner) => mappings.push((inner, entry.pos)),
+                MapOf::Wrong(found) => self.report(
+                    &Origin::File(entry.pos),
+                    format!(
+                        "{label}[{i}]: expected a mapping, found {}",
+                        found.describe()
+                    ),
+                ),
+            }
+        }
+        Some(mappings)
+    }
+
+    /// A key an entry must have.
+    fn required<K: Kind>(
+        &mut self,
+        entry: &str,
+        key: &str,
+        val: Option<&Val>,
+        entry_pos: Pos,
+        kind: &K,
+    ) -> Option<K::Out> {
+        let label = format!("{entry}.{key}");
+        match val {
+            Some(val) => self.convert(&label, val, kind),
+            None => {
+                self.report(
+                    &Origin::File(entry_pos),
+                    format!(
+                        "{entry}: missing key \"{key}\" (expected {})",
+                        kind.expects()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// A key an entry may have.
+    fn optional<K: Kind>(
+        &mut self,
+        entry: &str,
+        key: &str,
+        val: &Option<Val>,
+        kind: &K,
+    ) -> Option<K::Out> {
+        self.convert(&format!("{entry}.{key}"), val.as_ref()?, kind)
+    }
+}

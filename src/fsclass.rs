@@ -1,0 +1,215 @@
+//! Is a path on the shared file system or node-local, and why.
+//!
+//! Order of the rules, first match wins:
+//! 1. never managed: `/proc`, `/sys`, `/dev`, `/run` (and the MPI runtime's
+//!    files, which live there or in `/tmp` under the runtime's own names);
+//! 2. `local.paths` of the configuration;
+//! 3. `shared.paths` of the configuration;
+//! 4. the type of the file system that holds the path, looked up in the
+//!    mount table (`/proc/self/mountinfo`), against `shared.fs_types`.
+//!
+//! Pure functions over a parsed mount table, so the CLI (`redio info`) and
+//! the preload classify identically and the rules are unit-tested.
+
+use crate::config::Config;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Prefixes that are never managed, whatever the configuration says.
+pub const NEVER_MANAGED: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+
+/// Where a path lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// On the shared file system: I/O is coordinated among replicas.
+    Shared,
+    /// Node-local: every replica keeps its own copy, untouched.
+    Local,
+    /// A system path (`/proc`, `/dev`, …): passed through, never managed.
+    System,
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Class::Shared => "shared",
+            Class::Local => "local",
+            Class::System => "system",
+        })
+    }
+}
+
+/// The class of a path and the rule that decided it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The class.
+    pub class: Class,
+    /// File-system type of the mount holding the path (`?` if unknown).
+    pub fs_type: String,
+    /// Which rule decided, in words, for `redio info` and debug logs.
+    pub reason: String,
+}
+
+/// One line of the mount table: mount point and file-system type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// Absolute mount point.
+    pub point: PathBuf,
+    /// File-system type, e.g. `nfs4`, `ext4`, `fuse.sshfs`.
+    pub fs_type: String,
+}
+
+/// Parses the text of `/proc/self/mountinfo`; malformed lines are skipped.
+///
+/// Field 5 is the mount point (octal-escaped); the type follows the ` - `
+/// separator.
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let point = unescape_octal(fields.get(4)?);
+            let separator = fields.iter().position(|f| *f == "-")?;
+            let fs_type = fields.get(separator + 1)?;
+            Some(Mount {
+                point: PathBuf::from(point),
+                fs_type: (*fs_type).to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The file-system type of the longest mount point that contains `path`.
+pub fn fs_type_of<'m>(path: &Path, mounts: &'m [Mount]) -> Option<&'m str> {
+    mounts
+        .iter()
+        .filter(|mount| path.starts_with(&mount.point))
+        .max_by_key(|mount| mount.point.as_os_str().len())
+        .map(|mount| mount.fs_type.as_str())
+}
+
+/// Classifies an absolute, symlink-resolved `path`.
+pub fn classify(config: &Config, path: &Path, mounts: &[Mount]) -> Verdict {
+    let fs_type = fs_type_of(path, mounts).unwrap_or("?").to_string();
+    let under = |prefixes: &[String]| {
+        prefixes
+            .iter()
+            .find(|prefix| path.starts_with(Path::new(prefix.as_str())))
+            .cloned()
+    };
+    let (class, reason) =
+        if let Some(prefix) = NEVER_MANAGED.iter().find(|prefix| path.starts_with(prefix)) {
+            (Class::System, format!("system path under {prefix}"))
+        } else if let Some(prefix) = under(&config.local.paths) {
+            (Class::Local, format!("under local.paths entry {prefix}"))
+        } else if let Some(prefix) = under(&config.shared.paths) {
+            (Class::Shared, format!("under shared.paths entry {prefix}"))
+        } else if config.shared.fs_types.contains(&fs_type) {
+            (
+                Class::Shared,
+                format!("file system type {fs_type} is in shared.fs_types"),
+            )
+        } else {
+            (
+                Class::Local,
+                format!("file system type {fs_type} is not in shared.fs_types"),
+            )
+        };
+    Verdict {
+        class,
+        fs_type,
+        reason,
+    }
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape_octal(field: &str) -> String {
+    let mut out = Vec::with_capacity(field.len());
+    let bytes = field.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .and_then(|digits| u8::from_str_radix(digits, 8).ok());
+        match (bytes[i], octal) {
+            (b'\\', Some(byte)) => {
+                out.push(byte);
+                i += 4;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+22 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+30 22 0:26 / /proc rw - proc proc rw
+41 22 0:40 / /scratch rw - nfs4 server:/export rw,vers=4.2
+42 41 0:41 / /scratch/local\\040disk rw - tmpfs tmpfs rw
+43 22 0:42 / /home rw - fuse.sshfs host:/home rw
+bad line
+";
+
+    fn config(local: &[&str], shared: &[&str]) -> Config {
+        let mut config = Config::default();
+        config.local.paths = local.iter().map(|s| s.to_string()).collect();
+        config.shared.paths = shared.iter().map(|s| s.to_string()).collect();
+        config
+    }
+
+    #[test]
+    fn mountinfo_is_parsed_and_unescaped() {
+        let mounts = parse_mountinfo(MOUNTINFO);
+        assert_eq!(mounts.len(), 5);
+        assert_eq!(mounts[3].point, PathBuf::from("/scratch/local disk"));
+        assert_eq!(mounts[3].fs_type, "tmpfs");
+    }
+
+    #[test]
+    fn longest_mount_point_wins() {
+        let mounts = parse_mountinfo(MOUNTINFO);
+        let type_of = |p: &str| fs_type_of(Path::new(p), &mounts);
+        assert_eq!(type_of("/scratch/run/out.dat"), Some("nfs4"));
+        assert_eq!(type_of("/scratch/local disk/x"), Some("tmpfs"));
+        assert_eq!(type_of("/scratchy"), Some("ext4"), "prefix is by component");
+        assert_eq!(type_of("/home/u/f"), Some("fuse.sshfs"));
+    }
+
+    #[test]
+    fn rules_apply_in_order() {
+        let mounts = parse_mountinfo(MOUNTINFO);
+        let cfg = config(&["/scratch/tmp"], &["/data"]);
+        let class = |p: &str| classify(&cfg, Path::new(p), &mounts).class;
+        assert_eq!(class("/proc/self/maps"), Class::System);
+        assert_eq!(class("/dev/shm/x"), Class::System);
+        assert_eq!(
+            class("/scratch/tmp/a"),
+            Class::Local,
+            "local.paths beats fs type"
+        );
+        assert_eq!(class("/scratch/out"), Class::Shared, "nfs4 is shared");
+        assert_eq!(class("/data/in"), Class::Shared, "shared.paths on ext4");
+        assert_eq!(class("/home/u/f"), Class::Shared, "fuse.sshfs is shared");
+        assert_eq!(class("/tmp/x"), Class::Local);
+        assert_eq!(class("/scratch/local disk/x"), Class::Local);
+    }
+
+    #[test]
+    fn verdict_explains_itself() {
+        let mounts = parse_mountinfo(MOUNTINFO);
+        let verdict = classify(&config(&[], &[]), Path::new("/scratch/a"), &mounts);
+        assert_eq!(verdict.fs_type, "nfs4");
+        assert_eq!(
+            verdict.reason,
+            "file system type nfs4 is in shared.fs_types"
+        );
+    }
+}
