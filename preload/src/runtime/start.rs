@@ -27,7 +27,8 @@ pub const ENV_EXTERNAL_RANK: &str = "REDIO_EXTERNAL_RANK";
 pub fn after_init() {
     let _inside = InsideMpi::enter();
     let comm = world::real_world();
-    let (world_rank, world_size) = rank_and_size(comm);
+    // SAFETY: MPI is initialised; the real world is valid.
+    let (world_rank, world_size) = unsafe { rank_and_size(comm) };
     log::set_identity(world_rank, None);
 
     let packet = if world_rank == 0 {
@@ -64,11 +65,13 @@ pub fn after_init() {
     };
     let placement = topology.place(world_rank);
     log::set_identity(world_rank, Some((placement.replica, placement.rank)));
-    if mode == Mode::Builtin {
-        let replica_world = split(comm, placement.replica, placement.rank);
-        world::install_replica_world(replica_world);
+    // SAFETY: every rank of the real world reaches these splits together.
+    unsafe {
+        if mode == Mode::Builtin {
+            world::install_replica_world(split(comm, placement.replica, placement.rank));
+        }
+        world::install_replica_set(split(comm, placement.rank, placement.replica));
     }
-    world::install_replica_set(split(comm, placement.rank, placement.replica));
     world::set_identity(Identity {
         mode,
         world_rank,
@@ -138,7 +141,8 @@ fn external_topology(comm: ffi::MPI_Comm) -> Option<Topology> {
         }
     };
     let mine = [parse(ENV_EXTERNAL_REPLICA), parse(ENV_EXTERNAL_RANK)];
-    let (_, size) = rank_and_size(comm);
+    // SAFETY: the real world is valid.
+    let (_, size) = unsafe { rank_and_size(comm) };
     let mut all = vec![0i32; 2 * size as usize];
     let mut request = unsafe { std::mem::zeroed() };
     // SAFETY: buffers outlive the request, which is waited for below.
@@ -175,21 +179,28 @@ fn external_topology(comm: ffi::MPI_Comm) -> Option<Topology> {
 }
 
 /// Rank and size of `comm`.
-pub fn rank_and_size(comm: ffi::MPI_Comm) -> (u32, u32) {
+///
+/// # Safety
+/// `comm` is a valid communicator of this process.
+pub unsafe fn rank_and_size(comm: ffi::MPI_Comm) -> (u32, u32) {
     let (mut rank, mut size) = (0, 0);
-    // SAFETY: plain queries on a valid communicator.
-    unsafe {
-        check(pmpi::PMPI_Comm_rank(comm, &mut rank));
-        check(pmpi::PMPI_Comm_size(comm, &mut size));
-    }
+    check(pmpi::PMPI_Comm_rank(comm, &mut rank));
+    check(pmpi::PMPI_Comm_size(comm, &mut size));
     (rank as u32, size as u32)
 }
 
 /// `PMPI_Comm_split`: all processes with the same `color`, ordered by `key`.
-pub fn split(comm: ffi::MPI_Comm, color: u32, key: u32) -> ffi::MPI_Comm {
-    let mut out = unsafe { ffi::redio_mpi_comm_null };
-    // SAFETY: collective over `comm`, which every rank reaches at start-up.
-    check(unsafe { pmpi::PMPI_Comm_split(comm, color as i32, key as i32, &mut out) });
+///
+/// # Safety
+/// `comm` is a valid communicator, and every process of it calls this.
+pub unsafe fn split(comm: ffi::MPI_Comm, color: u32, key: u32) -> ffi::MPI_Comm {
+    let mut out = ffi::redio_mpi_comm_null;
+    check(pmpi::PMPI_Comm_split(
+        comm,
+        color as i32,
+        key as i32,
+        &mut out,
+    ));
     out
 }
 
