@@ -1,9 +1,11 @@
-/* Oversubscription benchmark: world rank 0 of each replica computes for a
- * fixed amount of work and reports its compute time; all other ranks go
- * straight to MPI_Finalize and wait there. Usage: busy ITERATIONS */
+/* Oversubscription benchmark: world rank 0 computes a fixed amount of work
+ * and reports its compute time; all other ranks go straight to
+ * MPI_Finalize and wait there, or, with "barrier", wait in MPI_Barrier
+ * first (where MPICH busy-polls). Usage: busy ITERATIONS [barrier] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now(void) {
@@ -24,6 +26,7 @@ int main(int argc, char **argv) {
         printf("compute_seconds %.4f (x=%g)\n", now() - start, (double)x);
         fflush(stdout);
     }
+    if (argc > 2 && strcmp(argv[2], "barrier") == 0) MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;
 }

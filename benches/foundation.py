@@ -5,9 +5,11 @@ start-up: wall time of a 6-process job of the smallest MPI program, plain
           (`mpiexec -n 6 hello`) against redio (`redio run -n 2 -r 3 -- hello`,
           and the manual form `mpiexec -n 6 redio exec -- hello`). Runs are
           interleaved so that machine noise hits every variant alike.
-oversubscription: compute time of world rank 0 while its 5 peers wait in
-          MPI_Finalize: plain MPICH (peers busy-poll) and under redio (peers
-          sleep-poll in redio's finalize all-reduce), against the rank alone.
+oversubscription: compute time of world rank 0 while its 5 peers wait:
+          plain MPICH with the peers in MPI_Barrier (busy-polling, for
+          contrast) or in MPI_Finalize, and under redio with the peers in
+          redio's own coordination (the polled finalize all-reduce), against
+          the rank alone.
 
 Usage: benches/foundation.py [--reps N] [--work ITERATIONS]
 Prints markdown tables; paste them into docs/benchmarks.md.
@@ -76,6 +78,7 @@ def oversubscription(reps, work):
     busy = compile_program("busy")
     variants = {
         "rank alone (`mpiexec -n 1`)": ["mpiexec.mpich", "-n", "1", busy, str(work)],
+        "plain, 5 peers in MPI_Barrier (`mpiexec -n 6`, busy-polling)": ["mpiexec.mpich", "-n", "6", busy, str(work), "barrier"],
         "plain, 5 peers in MPI_Finalize (`mpiexec -n 6`)": ["mpiexec.mpich", "-n", "6", busy, str(work)],
         "redio, 5 peers in redio's finalize (`redio run -n 6 -r 1`)": [REDIO, "run", "--mpi", "mpich", "-n", "6", "-r", "1", "--", busy, str(work)],
     }

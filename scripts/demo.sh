@@ -6,7 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
-scripts/build.sh >/dev/null
+mkdir -p target
+if ! scripts/build.sh >target/build.log 2>&1; then
+  cat target/build.log
+  exit 1
+fi
 
 ranks=2 replicas=3
 demo=target/demo

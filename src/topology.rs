@@ -223,6 +223,33 @@ impl Topology {
         self.placements[world_rank as usize]
     }
 
+    /// World ranks of the `N` processes of `replica`, in logical-rank order
+    /// (so a process's position in the list is its logical rank).
+    pub fn replica_members(&self, replica: u32) -> Vec<u32> {
+        self.members(|p| p.replica == replica, |p| p.rank)
+    }
+
+    /// World ranks of the `r` replicas of logical rank `rank`, in replica
+    /// order (so a process's position in the list is its replica index).
+    pub fn replica_set_members(&self, rank: u32) -> Vec<u32> {
+        self.members(|p| p.rank == rank, |p| p.replica)
+    }
+
+    /// World ranks whose placement passes `keep`, ordered by `position`.
+    fn members(
+        &self,
+        keep: impl Fn(&Placement) -> bool,
+        position: impl Fn(&Placement) -> u32,
+    ) -> Vec<u32> {
+        let mut found: Vec<(u32, u32)> = (0..self.world_size())
+            .map(|w| (w, self.place(w)))
+            .filter(|(_, p)| keep(p))
+            .map(|(w, p)| (position(&p), w))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, w)| w).collect()
+    }
+
     /// World rank that runs `replica` of logical rank `rank`.
     pub fn world_rank_of(&self, placement: Placement) -> Option<u32> {
         self.placements
@@ -274,6 +301,16 @@ mod tests {
             }),
             Some(5)
         );
+    }
+
+    #[test]
+    fn members_are_listed_in_rank_and_replica_order() {
+        let cyclic = Topology::regular(6, 3, LayoutKind::Cyclic).unwrap();
+        assert_eq!(cyclic.replica_members(1), [1, 4]);
+        assert_eq!(cyclic.replica_set_members(1), [3, 4, 5]);
+        let map = Topology::from_map_text("0 1 1\n1 0 0\n2 1 0\n3 0 1\n", 4, 2).unwrap();
+        assert_eq!(map.replica_members(1), [2, 0]);
+        assert_eq!(map.replica_set_members(0), [1, 2]);
     }
 
     #[test]

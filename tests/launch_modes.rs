@@ -89,18 +89,68 @@ fn invalid_configuration_stops_every_rank_with_its_location() {
 
 #[test]
 fn wrong_mpi_build_is_named() {
-    // The MPICH build of libredio.so inside an Open MPI program.
-    let exe = compile(Mpi::OpenMpi, "p2p");
-    let mut command = vec!["-n".to_string(), "2".to_string()];
-    command.extend(under_redio_exec(Mpi::Mpich, &exe));
-    let job = Launch::launcher(Mpi::OpenMpi, command).run();
-    assert!(!job.timed_out(), "{job:#?}");
-    assert_ne!(job.code, Some(0));
+    for (program_mpi, library_mpi, message) in [
+        (
+            Mpi::OpenMpi,
+            Mpi::Mpich,
+            "this libredio.so was built for MPICH, but the program uses Open MPI",
+        ),
+        (
+            Mpi::Mpich,
+            Mpi::OpenMpi,
+            "this libredio.so was built for Open MPI, but the program uses MPICH",
+        ),
+    ] {
+        let exe = compile(program_mpi, "p2p");
+        let mut command = vec!["-n".to_string(), "2".to_string()];
+        command.extend(under_redio_exec(library_mpi, &exe));
+        let job = Launch::launcher(program_mpi, command).run();
+        assert!(!job.timed_out(), "{job:#?}");
+        assert_ne!(job.code, Some(0));
+        assert!(job.stderr.contains(message), "{}", job.stderr);
+    }
+}
+
+/// `scripts/install.sh PREFIX` gives a relocatable tree whose `bin/redio`
+/// finds its libraries and runs a replicated job.
+#[test]
+fn installed_tree_runs_a_replicated_job() {
+    let prefix = common::fresh_dir("prefix");
+    let status = Command::new(common::repo().join("scripts/install.sh"))
+        .arg(&prefix)
+        .env("REDIO_NO_BUILD", "1")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for file in [
+        "bin/redio",
+        "lib/redio/mpich/libredio.so",
+        "lib/redio/openmpi/libredio.so",
+        "include/redio.h",
+    ] {
+        assert!(prefix.join(file).is_file(), "{file} not installed");
+    }
+    let exe = compile(Mpi::Mpich, "collectives");
+    let _machine = common::launch_lock();
+    let output = Command::new("timeout")
+        .arg("120")
+        .arg(prefix.join("bin/redio"))
+        .args(["run", "--mpi", "mpich", "-n", "2", "-r", "2", "--"])
+        .arg(&exe)
+        .env_remove("REDIO_LIB_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
     assert!(
-        job.stderr
-            .contains("this libredio.so was built for MPICH, but the program uses Open MPI"),
-        "{}",
-        job.stderr
+        stderr.contains("redio: 4 processes = 2 ranks x 2 replicas (block)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout)
+            .matches("bcast 4242")
+            .count(),
+        4
     );
 }
 

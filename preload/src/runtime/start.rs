@@ -4,8 +4,8 @@
 //!    (with the map file, if any); an invalid one stops every rank with the
 //!    same message.
 //! 2. Every rank derives the same topology from it.
-//! 3. Built-in mode splits `MPI_COMM_WORLD` into replica worlds and replica
-//!    sets and starts translating; external mode takes the mapping from the
+//! 3. Built-in mode builds the replica worlds and replica sets from the
+//!    topology and starts translating; external mode takes the mapping from the
 //!    environment (or later from `redio_set_replica_comm`).
 //! 4. World rank 0 prints the start-up line.
 
@@ -23,9 +23,15 @@ pub const ENV_EXTERNAL_REPLICA: &str = "REDIO_EXTERNAL_REPLICA";
 /// (optional: defaults to its position among the processes of its replica).
 pub const ENV_EXTERNAL_RANK: &str = "REDIO_EXTERNAL_RANK";
 
+/// Tags of the two `MPI_Comm_create_group` calls (distinct, so the two
+/// creations can never match each other's messages).
+const TAG_REPLICA_WORLD: i32 = 0x7ed0;
+const TAG_REPLICA_SET: i32 = 0x7ed1;
+
 /// Runs after a successful `PMPI_Init*`.
 pub fn after_init() {
     let _inside = InsideMpi::enter();
+    let started = std::time::Instant::now();
     let comm = world::real_world();
     // SAFETY: MPI is initialised; the real world is valid.
     let (world_rank, world_size) = unsafe { rank_and_size(comm) };
@@ -49,6 +55,7 @@ pub fn after_init() {
         Err(message) => stop_everyone(&message),
     };
     log::set_threshold(level_of(config.log.level));
+    let configured = started.elapsed();
 
     let (topology, mode) = match config.replication.source {
         Source::Builtin => (
@@ -65,12 +72,21 @@ pub fn after_init() {
     };
     let placement = topology.place(world_rank);
     log::set_identity(world_rank, Some((placement.replica, placement.rank)));
-    // SAFETY: every rank of the real world reaches these splits together.
+    // MPICH spins inside blocking calls: ranks that arrive early would steal
+    // the CPU from ranks still in MPI_Init. Meet first in a polled barrier.
+    barrier(comm);
+    // Every rank knows the whole topology, so each communicator is built
+    // from its member list by its members only (MPI_Comm_create_group):
+    // an order of magnitude faster than MPI_Comm_split over the whole world
+    // when ranks outnumber cores.
+    // SAFETY: the members of each group reach their creation together.
     unsafe {
         if mode == Mode::Builtin {
-            world::install_replica_world(split(comm, placement.replica, placement.rank));
+            let members = topology.replica_members(placement.replica);
+            world::install_replica_world(create_group(comm, &members, TAG_REPLICA_WORLD));
         }
-        world::install_replica_set(split(comm, placement.rank, placement.replica));
+        let members = topology.replica_set_members(placement.rank);
+        world::install_replica_set(create_group(comm, &members, TAG_REPLICA_SET));
     }
     world::set_identity(Identity {
         mode,
@@ -82,7 +98,9 @@ pub fn after_init() {
     });
     crate::log!(
         Debug,
-        "{} generated MPI_* wrappers, {} of them translate a communicator",
+        "start-up took {:?} (configuration {configured:?}); {} generated MPI_* wrappers, {} \
+         of them translate a communicator",
+        started.elapsed(),
         crate::mpi::generated::WRAPPERS,
         crate::mpi::generated::TRANSLATING
     );
@@ -189,18 +207,26 @@ pub unsafe fn rank_and_size(comm: ffi::MPI_Comm) -> (u32, u32) {
     (rank as u32, size as u32)
 }
 
-/// `PMPI_Comm_split`: all processes with the same `color`, ordered by `key`.
+/// Creates the communicator of `members` (world ranks, in the order of
+/// their ranks in the new communicator).
 ///
 /// # Safety
-/// `comm` is a valid communicator, and every process of it calls this.
-pub unsafe fn split(comm: ffi::MPI_Comm, color: u32, key: u32) -> ffi::MPI_Comm {
+/// `comm` is a valid communicator containing `members`, and every member
+/// calls this with the same list and `tag`.
+pub unsafe fn create_group(comm: ffi::MPI_Comm, members: &[u32], tag: i32) -> ffi::MPI_Comm {
+    let ranks: Vec<i32> = members.iter().map(|&w| w as i32).collect();
+    let (mut all, mut group) = (ffi::redio_mpi_group_null, ffi::redio_mpi_group_null);
     let mut out = ffi::redio_mpi_comm_null;
-    check(pmpi::PMPI_Comm_split(
-        comm,
-        color as i32,
-        key as i32,
-        &mut out,
+    check(pmpi::PMPI_Comm_group(comm, &mut all));
+    check(pmpi::PMPI_Group_incl(
+        all,
+        ranks.len() as i32,
+        ranks.as_ptr(),
+        &mut group,
     ));
+    check(pmpi::PMPI_Comm_create_group(comm, group, tag, &mut out));
+    check(pmpi::PMPI_Group_free(&mut group));
+    check(pmpi::PMPI_Group_free(&mut all));
     out
 }
 
@@ -211,6 +237,14 @@ fn broadcast(comm: ffi::MPI_Comm, mut bytes: Vec<u8>) -> Vec<u8> {
     bytes.resize(u64::from_le_bytes(len) as usize, 0);
     ibcast(comm, bytes.as_mut_ptr().cast(), bytes.len());
     bytes
+}
+
+/// A barrier that sleeps while it waits (see [`poll::wait`]).
+pub fn barrier(comm: ffi::MPI_Comm) {
+    let mut request = unsafe { std::mem::zeroed() };
+    // SAFETY: collective over `comm`; the request is waited for here.
+    check(unsafe { pmpi::PMPI_Ibarrier(comm, &mut request) });
+    check(poll::wait(&mut request));
 }
 
 fn ibcast(comm: ffi::MPI_Comm, buffer: *mut c_void, len: usize) {
