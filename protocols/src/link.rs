@@ -1,0 +1,76 @@
+//! [`ReplicaLink`]: messages among the replicas of one logical rank.
+
+use crate::LinkError;
+
+/// A message link among the [`degree`](ReplicaLink::degree) replicas of one
+/// logical rank, replicas numbered `0..degree`.
+///
+/// Contract the protocols rely on:
+///
+/// - messages from one replica to another with the same tag arrive in the
+///   order they were sent; messages with other tags may overtake them;
+/// - `recv` blocks until the message arrives or the link gives up
+///   ([`LinkError::Timeout`], [`LinkError::PeerFailed`]);
+/// - `send` may return as soon as `data` has been copied or delivered, or
+///   may block until the receiver has posted the matching `recv`
+///   (rendezvous): every message schedule in this crate is deadlock-free
+///   either way. `data` may be reused as soon as `send` returns.
+pub trait ReplicaLink {
+    /// This replica's index.
+    fn me(&self) -> usize;
+
+    /// The number of replicas of the logical rank, this one included (≥ 1).
+    fn degree(&self) -> usize;
+
+    /// Sends `data` to replica `to` under `tag`.
+    fn send(&mut self, to: usize, tag: u32, data: &[u8]) -> Result<(), LinkError>;
+
+    /// Receives the next message from replica `from` under `tag`.
+    fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError>;
+
+    /// All-to-all exchange: returns every replica's payload, indexed by
+    /// replica (this replica's own at [`me`](ReplicaLink::me)). Every
+    /// replica must call it with the same tag.
+    ///
+    /// Pairs are served in ascending order of the other replica's index,
+    /// the lower index sending first. All replicas thus meet their pairs in
+    /// the same global order, which keeps it deadlock-free with rendezvous
+    /// sends.
+    fn exchange_all(&mut self, tag: u32, mine: &[u8]) -> Result<Vec<Vec<u8>>, LinkError> {
+        let me = self.me();
+        let mut all = Vec::with_capacity(self.degree());
+        for peer in 0..self.degree() {
+            let payload = if peer == me {
+                mine.to_vec()
+            } else if me < peer {
+                self.send(peer, tag, mine)?;
+                self.recv(peer, tag)?
+            } else {
+                let theirs = self.recv(peer, tag)?;
+                self.send(peer, tag, mine)?;
+                theirs
+            };
+            all.push(payload);
+        }
+        Ok(all)
+    }
+
+    /// Sends `data` under `tag` to each replica in `to` (in that order),
+    /// skipping this replica.
+    fn send_to_each(&mut self, to: &[usize], tag: u32, data: &[u8]) -> Result<(), LinkError> {
+        let me = self.me();
+        for &peer in to.iter().filter(|&&peer| peer != me) {
+            self.send(peer, tag, data)?;
+        }
+        Ok(())
+    }
+
+    /// Sends `data` under `tag` to every other replica, in index order.
+    fn send_to_others(&mut self, tag: u32, data: &[u8]) -> Result<(), LinkError> {
+        let me = self.me();
+        for peer in (0..self.degree()).filter(|&peer| peer != me) {
+            self.send(peer, tag, data)?;
+        }
+        Ok(())
+    }
+}

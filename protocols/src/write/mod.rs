@@ -1,0 +1,59 @@
+//! Write protocols: one module per protocol, and [`run`], the dispatcher
+//! the interposition layer calls for every write to a coordinated file.
+
+mod none;
+mod simple;
+#[cfg(test)]
+mod tests;
+
+use crate::{FileIo, OpContext, OpError, ReplicaLink};
+
+/// How the replicas of one logical rank write a shared file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteProtocol {
+    /// No coordination: every replica writes for itself, so the file
+    /// receives every write `r` times (see `write::none`).
+    None,
+    /// The replicas vote on CRC-32 digests of their buffers; one replica
+    /// holding the agreed buffer writes it and tells the others the result
+    /// (see `write::simple`).
+    Simple,
+}
+
+impl WriteProtocol {
+    /// The protocol's name as the configuration spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            WriteProtocol::None => "none",
+            WriteProtocol::Simple => "simple",
+        }
+    }
+}
+
+/// Writes `data` at `offset` under `protocol`, coordinated with the other
+/// replicas over `link`.
+///
+/// Every replica of the logical rank must call this for the same
+/// application write, with the same protocol, `ctx.seq`, offset and data
+/// length. Returns the byte count written (possibly short, like
+/// `pwrite(2)`) or the agreed errno ([`OpError::Io`]), identical on every
+/// replica; see [`OpError`] for the local failures. Blocks until the
+/// protocol's last message has been sent or received: a non-writing
+/// replica waits for the writer's `pwrite` to finish.
+pub fn run<L, F>(
+    protocol: WriteProtocol,
+    ctx: &mut OpContext<'_>,
+    link: &mut L,
+    io: &mut F,
+    data: &[u8],
+    offset: u64,
+) -> Result<usize, OpError>
+where
+    L: ReplicaLink + ?Sized,
+    F: FileIo + ?Sized,
+{
+    match protocol {
+        WriteProtocol::None => none::run(io, data, offset),
+        WriteProtocol::Simple => simple::run(ctx, link, io, data, offset),
+    }
+}
