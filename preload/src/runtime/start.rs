@@ -240,7 +240,7 @@ fn broadcast(comm: ffi::MPI_Comm, mut bytes: Vec<u8>) -> Vec<u8> {
 }
 
 /// A barrier that sleeps while it waits (see [`poll::wait`]).
-pub fn barrier(comm: ffi::MPI_Comm) {
+fn barrier(comm: ffi::MPI_Comm) {
     let mut request = unsafe { std::mem::zeroed() };
     // SAFETY: collective over `comm`; the request is waited for here.
     check(unsafe { pmpi::PMPI_Ibarrier(comm, &mut request) });
