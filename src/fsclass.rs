@@ -121,6 +121,22 @@ pub fn classify(config: &Config, path: &Path, mounts: &[Mount]) -> Verdict {
     }
 }
 
+/// Applies the first `remap` entry whose prefix contains `path`: the
+/// per-replica path the file really has (`None`: no entry applies).
+///
+/// The prefix matches whole components (`/local` does not match `/localx`).
+pub fn remap(config: &Config, path: &Path, replica: u32, rank: u32) -> Option<PathBuf> {
+    config.remap.iter().find_map(|entry| {
+        let rest = path.strip_prefix(&entry.prefix).ok()?;
+        let target = crate::config::expand_placeholders(&entry.to, replica, rank);
+        Some(if rest.as_os_str().is_empty() {
+            PathBuf::from(target)
+        } else {
+            Path::new(&target).join(rest)
+        })
+    })
+}
+
 /// mountinfo escapes space, tab, newline and backslash as `\ooo`.
 fn unescape_octal(field: &str) -> String {
     let mut out = Vec::with_capacity(field.len());
@@ -200,6 +216,25 @@ bad line
         assert_eq!(class("/home/u/f"), Class::Shared, "fuse.sshfs is shared");
         assert_eq!(class("/tmp/x"), Class::Local);
         assert_eq!(class("/scratch/local disk/x"), Class::Local);
+    }
+
+    #[test]
+    fn remap_rewrites_whole_components_per_replica() {
+        let cfg = Config {
+            remap: vec![crate::config::Remap {
+                prefix: "/local".into(),
+                to: "/tmp/redio/r{replica}/n{rank}".into(),
+            }],
+            ..Config::default()
+        };
+        let remap = |p: &str| remap(&cfg, Path::new(p), 2, 5);
+        assert_eq!(
+            remap("/local/a/b"),
+            Some(PathBuf::from("/tmp/redio/r2/n5/a/b"))
+        );
+        assert_eq!(remap("/local"), Some(PathBuf::from("/tmp/redio/r2/n5")));
+        assert_eq!(remap("/localx/a"), None);
+        assert_eq!(remap("/other"), None);
     }
 
     #[test]

@@ -13,5 +13,6 @@
 //! - panics abort (workspace profile): unwinding must never cross C frames.
 
 pub mod capi;
+pub mod io;
 pub mod mpi;
 pub mod runtime;

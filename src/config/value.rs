@@ -74,7 +74,7 @@ impl<T: TryFrom<u64>> Kind for Int<T> {
         // Anything that does not fit an i128 is out of range anyway.
         let value = trimmed.parse::<i128>().unwrap_or(i128::MAX);
         let in_range =
-            value >= i128::from(self.min) && self.max.map_or(true, |max| value <= i128::from(max));
+            value >= i128::from(self.min) && self.max.is_none_or(|max| value <= i128::from(max));
         if !in_range {
             return Err(format!(
                 "{trimmed} is out of range (allowed: {})",

@@ -12,6 +12,7 @@ use redio_core::job;
 /// instead of spinning in the MPI library's own finalize barrier while their
 /// peers still compute.
 pub fn before_finalize() {
+    crate::io::stop();
     let _inside = InsideMpi::enter();
     let mine = world::translated_count();
     let mut total = 0u64;

@@ -5,6 +5,7 @@
 //! - [`start`]: what `MPI_Init` adds: configuration broadcast, topology,
 //!   communicator split, start-up line;
 //! - [`finish`]: what `MPI_Finalize` adds: polled barrier, summary;
+//! - [`settings`]: the configuration broadcast at start-up;
 //! - [`poll`]: nonblocking, polled waiting with back-off;
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
@@ -17,6 +18,7 @@ pub mod guard;
 pub mod handle;
 pub mod log;
 pub mod poll;
+pub mod settings;
 pub mod start;
 pub mod symbols;
 pub mod world;

@@ -11,7 +11,7 @@
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::world::{self, Identity, Mode};
-use crate::runtime::{guard::InsideMpi, log, poll};
+use crate::runtime::{guard::InsideMpi, log, poll, settings};
 use redio_core::config::{Config, Layout, LogLevel, Source};
 use redio_core::job::{self, Bootstrap};
 use redio_core::topology::{LayoutKind, Topology};
@@ -55,6 +55,7 @@ pub fn after_init() {
         Err(message) => stop_everyone(&message),
     };
     log::set_threshold(level_of(config.log.level));
+    settings::install(config.clone());
     let configured = started.elapsed();
 
     let (topology, mode) = match config.replication.source {
@@ -96,6 +97,8 @@ pub fn after_init() {
         degree: topology.degree(),
         ranks: topology.ranks(),
     });
+    warn_if_colocated(comm, world_rank);
+    crate::io::start();
     crate::log!(
         Debug,
         "start-up took {:?} (configuration {configured:?}); {} generated MPI_* wrappers, {} \
@@ -113,6 +116,62 @@ pub fn after_init() {
             "{}\n",
             job::startup_line(&topology, &how, &library_name())
         ));
+    }
+}
+
+/// Warns (once, from world rank 0) when replicas of one logical rank share
+/// a node: their node-local files would collide unless `remap` separates
+/// them.
+fn warn_if_colocated(comm: ffi::MPI_Comm, world_rank: u32) {
+    let Some(set) = world::replica_set() else {
+        return;
+    };
+    let mut node = unsafe { ffi::redio_mpi_comm_null };
+    // SAFETY: collective over the replica set, which all its members reach
+    // here; the result is freed below.
+    let shared = unsafe {
+        check(pmpi::PMPI_Comm_split_type(
+            set,
+            ffi::redio_mpi_comm_type_shared,
+            0,
+            ffi::redio_mpi_info_null,
+            &mut node,
+        ));
+        let (_, on_node) = rank_and_size(node);
+        check(pmpi::PMPI_Comm_free(&mut node));
+        on_node
+    };
+    let mine = i32::from(shared > 1);
+    let mut any = 0i32;
+    let mut request = unsafe { std::mem::zeroed() };
+    // SAFETY: buffers outlive the request, which is waited for here.
+    check(unsafe {
+        pmpi::PMPI_Iallreduce(
+            (&mine as *const i32).cast(),
+            (&mut any as *mut i32).cast(),
+            1,
+            ffi::redio_mpi_int,
+            ffi::redio_mpi_max,
+            comm,
+            &mut request,
+        )
+    });
+    check(poll::wait(&mut request));
+    if any == 0 || world_rank != 0 {
+        return;
+    }
+    let remapped = settings::get().is_some_and(|c| !c.remap.is_empty());
+    if remapped {
+        crate::log!(
+            Info,
+            "replicas of a logical rank share a node; remap keeps their node-local files apart"
+        );
+    } else {
+        crate::log!(
+            Warn,
+            "replicas of the same logical rank share a node: their node-local files would \
+             collide. Give each replica its own directory with `remap` (docs/interposition.md)"
+        );
     }
 }
 

@@ -34,3 +34,13 @@ pub fn resolve(slot: &AtomicUsize, name: &CStr) -> usize {
         address => address,
     }
 }
+
+/// Looks `name` up now and caches it in `slot`; a missing name is left for
+/// [`resolve`] to report if it is ever called.
+pub fn try_resolve(slot: &AtomicUsize, name: &CStr) {
+    if slot.load(Ordering::Relaxed) == 0 {
+        // SAFETY: dlsym with a valid NUL-terminated name.
+        let address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
+        slot.store(address, Ordering::Relaxed);
+    }
+}

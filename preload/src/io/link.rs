@@ -1,0 +1,121 @@
+//! The replicas' message link over MPI: the real [`ReplicaLink`].
+//!
+//! Point-to-point messages on the replica-set communicator (rank in it =
+//! replica index). Every operation is nonblocking and polled with back-off
+//! ([`poll`]), so a replica waiting for its peers sleeps instead of spinning.
+
+use crate::mpi::{ffi, pmpi};
+use crate::runtime::{poll, world};
+use redio_protocols::{LinkError, ReplicaLink};
+
+/// The link of this process to the other replicas of its logical rank.
+pub struct MpiLink {
+    comm: ffi::MPI_Comm,
+    me: usize,
+    degree: usize,
+}
+
+impl MpiLink {
+    /// The link over the replica set built at `MPI_Init`, if there is one.
+    pub fn current() -> Option<MpiLink> {
+        let identity = world::identity()?;
+        Some(MpiLink {
+            comm: world::replica_set()?,
+            me: identity.placement.replica as usize,
+            degree: identity.degree as usize,
+        })
+    }
+
+    fn check(&self, replica: usize) -> Result<i32, LinkError> {
+        if replica >= self.degree {
+            return Err(LinkError::NoSuchReplica { replica });
+        }
+        Ok(replica as i32)
+    }
+}
+
+fn transport(replica: usize, code: i32) -> LinkError {
+    LinkError::Transport { replica, code }
+}
+
+impl ReplicaLink for MpiLink {
+    fn me(&self) -> usize {
+        self.me
+    }
+
+    fn degree(&self) -> usize {
+        self.degree
+    }
+
+    fn send(&mut self, to: usize, tag: u32, data: &[u8]) -> Result<(), LinkError> {
+        let peer = self.check(to)?;
+        let mut request = unsafe { std::mem::zeroed() };
+        // SAFETY: `data` outlives the request, which completes before return.
+        let rc = unsafe {
+            pmpi::PMPI_Isend(
+                data.as_ptr().cast(),
+                data.len() as i32,
+                ffi::redio_mpi_byte,
+                peer,
+                tag as i32,
+                self.comm,
+                &mut request,
+            )
+        };
+        let rc = if rc == unsafe { ffi::redio_mpi_success } {
+            poll::wait(&mut request)
+        } else {
+            rc
+        };
+        match rc {
+            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
+            code => Err(transport(to, code)),
+        }
+    }
+
+    fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError> {
+        let peer = self.check(from)?;
+        let success = unsafe { ffi::redio_mpi_success };
+        // The size is not known in advance: probe (polled), then receive.
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        let rc = poll::until(|| {
+            let mut found = 0;
+            // SAFETY: probing on a valid communicator into a local status.
+            match unsafe { pmpi::PMPI_Iprobe(peer, tag as i32, self.comm, &mut found, &mut status) }
+            {
+                rc if rc == success => Ok(found != 0),
+                code => Err(code),
+            }
+        });
+        if rc != success {
+            return Err(transport(from, rc));
+        }
+        let mut count = 0;
+        // SAFETY: `status` was filled by the successful probe.
+        unsafe { pmpi::PMPI_Get_count(&status, ffi::redio_mpi_byte, &mut count) };
+        let mut data = vec![0u8; count.max(0) as usize];
+        let mut request = unsafe { std::mem::zeroed() };
+        // SAFETY: `data` outlives the request, which completes before return.
+        let rc = unsafe {
+            pmpi::PMPI_Irecv(
+                data.as_mut_ptr().cast(),
+                count,
+                ffi::redio_mpi_byte,
+                peer,
+                tag as i32,
+                self.comm,
+                &mut request,
+            )
+        };
+        let rc = if rc == success {
+            poll::wait(&mut request)
+        } else {
+            rc
+        };
+        if rc == success {
+            Ok(data)
+        } else {
+            Err(transport(from, rc))
+        }
+    }
+}

@@ -1,0 +1,558 @@
+//! Coordinated operations on files of the shared file system.
+//!
+//! Every replica of a logical rank makes the same calls in the same order
+//! (the application is deterministic), so each coordinated operation takes
+//! the next number of one per-process sequence, and its messages carry tags
+//! derived from it ([`redio_protocols::tag`]).
+//!
+//! - Data (`read`, `write` and their variants) goes through the configured
+//!   protocol of `redio-protocols`, with CRC32 voting.
+//! - Metadata (`open`, `fstat`, `lseek(SEEK_END)`, `ftruncate`, `fsync`,
+//!   `stat`, `unlink`, `rename`) is done once, by the leader (replica 0),
+//!   which sends its outcome to the others: every replica returns the same
+//!   answer, and `O_CREAT|O_TRUNC` truncates exactly once.
+//! - Each replica keeps the file offset itself: the real descriptor of a
+//!   replica that did not write has not moved.
+
+use super::faults;
+use super::link::MpiLink;
+use super::paths::Resolved;
+use super::route;
+use crate::io::hooks::real;
+use crate::runtime::{settings, world};
+use redio_core::config;
+use redio_protocols::tag::{tag, Step};
+use redio_protocols::{
+    read, write, Errno, Mismatch, OpContext, ReadProtocol, ReplicaLink, WriteProtocol,
+};
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// One open shared file, as seen by this replica. Descriptors made with
+/// `dup` share it (and so its offset).
+pub struct ManagedFile {
+    /// The (resolved) path, for logs and mismatch reports.
+    pub path: PathBuf,
+    /// True when this replica could not open the real file and holds a
+    /// descriptor on `/dev/null` instead (it never does I/O on it).
+    pub placeholder: bool,
+    offset: Mutex<u64>,
+    /// Status flags as the application set them (`O_APPEND`, access mode).
+    flags: AtomicI32,
+    read: ReadProtocol,
+    write: WriteProtocol,
+}
+
+/// Result of one replica's operation: a value or an errno.
+pub type Outcome<T> = Result<T, Errno>;
+
+static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+fn next_seq() -> u64 {
+    SEQUENCE.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The calling thread's `errno`.
+pub fn errno() -> Errno {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Sets the calling thread's `errno`.
+pub fn set_errno(value: Errno) {
+    // SAFETY: __errno_location returns this thread's errno.
+    unsafe { *libc::__errno_location() = value };
+}
+
+/// Refuses coordinated I/O from threads other than the one that called
+/// `MPI_Init`: their order is not deterministic across replicas.
+fn main_thread_only(call: &str, file: &dyn std::fmt::Display) -> Outcome<()> {
+    if route::on_main_thread() {
+        Ok(())
+    } else {
+        crate::log!(
+            Error,
+            "{call}({file}) from a thread other than the MPI main thread: shared-file I/O \
+             is coordinated on the thread that called MPI_Init only; refused with ENOTSUP"
+        );
+        Err(libc::ENOTSUP)
+    }
+}
+
+fn link() -> Outcome<MpiLink> {
+    MpiLink::current().ok_or(libc::EIO)
+}
+
+/// What the leader sends back: a value (or errno) and optional bytes.
+struct Reply {
+    outcome: Outcome<i64>,
+    payload: Vec<u8>,
+}
+
+impl Reply {
+    fn encode(&self) -> Vec<u8> {
+        let (value, errno) = match self.outcome {
+            Ok(value) => (value, 0),
+            Err(errno) => (-1, errno),
+        };
+        let mut out = Vec::with_capacity(12 + self.payload.len());
+        out.extend_from_slice(&value.to_le_bytes());
+        out.extend_from_slice(&errno.to_le_bytes());
+        out.extend_from_slice(&self.payload);
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Outcome<Reply> {
+        let (value, rest) = bytes.split_first_chunk::<8>().ok_or(libc::EIO)?;
+        let (errno, payload) = rest.split_first_chunk::<4>().ok_or(libc::EIO)?;
+        let errno = i32::from_le_bytes(*errno);
+        Ok(Reply {
+            outcome: if errno == 0 {
+                Ok(i64::from_le_bytes(*value))
+            } else {
+                Err(errno)
+            },
+            payload: payload.to_vec(),
+        })
+    }
+}
+
+/// Runs `operation` once, on the leader (replica 0), and returns its reply
+/// on every replica.
+fn on_leader(what: &str, operation: impl FnOnce() -> Reply) -> Reply {
+    let seq = next_seq();
+    let result = link().and_then(|mut link| {
+        let step = tag(seq, Step::Result);
+        if link.me() == 0 {
+            let reply = operation();
+            link.send_to_others(step, &reply.encode())
+                .map_err(|e| report_link(what, &e))?;
+            Ok(reply)
+        } else {
+            let bytes = link.recv(0, step).map_err(|e| report_link(what, &e))?;
+            Reply::decode(&bytes)
+        }
+    });
+    result.unwrap_or_else(|errno| Reply {
+        outcome: Err(errno),
+        payload: Vec::new(),
+    })
+}
+
+fn report_link(what: &str, error: &dyn std::fmt::Display) -> Errno {
+    crate::log!(
+        Error,
+        "{what}: coordination with the other replicas failed: {error}"
+    );
+    libc::EIO
+}
+
+/// Which protocols apply to `path`. Protocols not implemented yet fall back
+/// to Simple, with a warning (see issue 4).
+fn protocols_for(path: &str) -> (ReadProtocol, WriteProtocol) {
+    let Some(config) = settings::get() else {
+        return (ReadProtocol::Simple, WriteProtocol::Simple);
+    };
+    let io = config.protocols_for(path);
+    let read = match io.read {
+        config::ReadProtocol::None => ReadProtocol::None,
+        config::ReadProtocol::Simple => ReadProtocol::Simple,
+        other => {
+            crate::log!(
+                Warn,
+                "{path}: read protocol {other} is not implemented yet; using simple"
+            );
+            ReadProtocol::Simple
+        }
+    };
+    let write = match io.write {
+        config::WriteProtocol::None => WriteProtocol::None,
+        config::WriteProtocol::Simple => WriteProtocol::Simple,
+        other => {
+            crate::log!(
+                Warn,
+                "{path}: write protocol {other} is not implemented yet; using simple"
+            );
+            WriteProtocol::Simple
+        }
+    };
+    (read, write)
+}
+
+/// Opens a shared file on every replica: the leader with the application's
+/// flags (so `O_CREAT`, `O_EXCL` and `O_TRUNC` act once), then the others
+/// without them. Returns this replica's descriptor and its file.
+pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32, ManagedFile)> {
+    main_thread_only("open", &resolved.path.display())?;
+    let path = resolved.c_path.as_c_str();
+    let reply = on_leader("open", || {
+        // SAFETY: a NUL-terminated path.
+        let fd = unsafe { real::open(path.as_ptr(), flags, mode) };
+        Reply {
+            outcome: if fd < 0 {
+                Err(errno())
+            } else {
+                Ok(i64::from(fd))
+            },
+            payload: Vec::new(),
+        }
+    });
+    let leader_fd = reply.outcome?;
+    let me = world::identity().map_or(0, |i| i.placement.replica);
+    let (fd, placeholder) = if me == 0 {
+        (leader_fd as i32, false)
+    } else {
+        let follow = flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
+        // SAFETY: a NUL-terminated path.
+        match unsafe { real::open(path.as_ptr(), follow, mode) } {
+            fd if fd >= 0 => (fd, false),
+            _ => {
+                let why = std::io::Error::last_os_error();
+                crate::log!(
+                    Warn,
+                    "{}: the leader opened it but this replica cannot ({why}); using a \
+                     placeholder descriptor",
+                    resolved.path.display()
+                );
+                // SAFETY: a constant path.
+                let fd = unsafe { real::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0) };
+                (fd, true)
+            }
+        }
+    };
+    let (read, write) = protocols_for(&resolved.path.to_string_lossy());
+    crate::log!(
+        Debug,
+        "open({}) coordinated: fd {fd}, read {}, write {}{}",
+        resolved.path.display(),
+        read.name(),
+        write.name(),
+        if placeholder { ", placeholder" } else { "" }
+    );
+    Ok((
+        fd,
+        ManagedFile {
+            path: resolved.path.clone(),
+            placeholder,
+            offset: Mutex::new(0),
+            flags: AtomicI32::new(flags),
+            read,
+            write,
+        },
+    ))
+}
+
+impl ManagedFile {
+    fn offset(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.offset.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Status flags as the application set them.
+    pub fn flags(&self) -> i32 {
+        self.flags.load(Ordering::Relaxed)
+    }
+
+    /// Applies `F_SETFL`: only `O_APPEND`, `O_NONBLOCK`, `O_DIRECT`,
+    /// `O_NOATIME` and `O_ASYNC` can change.
+    pub fn set_status_flags(&self, new: i32) {
+        let changeable =
+            libc::O_APPEND | libc::O_NONBLOCK | libc::O_DIRECT | libc::O_NOATIME | libc::O_ASYNC;
+        let old = self.flags();
+        self.flags
+            .store((old & !changeable) | (new & changeable), Ordering::Relaxed);
+    }
+
+    fn display(&self) -> std::path::Display<'_> {
+        self.path.display()
+    }
+
+    /// Reads into `buf` at `at`, or at the file offset (which then moves).
+    pub fn read(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
+        main_thread_only("read", &self.display())?;
+        let mut offset = self.offset();
+        let start = at.unwrap_or(*offset);
+        let count = self.run_read(fd, buf, start)?;
+        if at.is_none() {
+            *offset = start + count as u64;
+        }
+        Ok(count)
+    }
+
+    /// Writes `data` at `at`, or at the file offset (at the end with
+    /// `O_APPEND`), which then moves.
+    pub fn write(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
+        main_thread_only("write", &self.display())?;
+        let mut offset = self.offset();
+        let start = match at {
+            Some(at) => at,
+            None if self.flags() & libc::O_APPEND != 0 => self.size(fd)?,
+            None => *offset,
+        };
+        let count = self.run_write(fd, data, start)?;
+        if at.is_none() {
+            *offset = start + count as u64;
+        }
+        Ok(count)
+    }
+
+    /// A read with no coordination possible (after `MPI_Finalize`, when a
+    /// stream is flushed at exit): this replica's own file.
+    pub fn read_uncoordinated(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
+        let mut offset = self.offset();
+        let start = at.unwrap_or(*offset);
+        // SAFETY: a descriptor of this process and a buffer of `buf.len()`.
+        let n = unsafe { real::pread64(fd, buf.as_mut_ptr().cast(), buf.len(), start as i64) };
+        if n < 0 {
+            return Err(errno());
+        }
+        if at.is_none() {
+            *offset = start + n as u64;
+        }
+        Ok(n as usize)
+    }
+
+    /// A write with no coordination possible (after `MPI_Finalize`): the
+    /// leader writes, the other replicas only move their offset, so the
+    /// bytes still reach the file once.
+    pub fn write_uncoordinated(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
+        let mut offset = self.offset();
+        let leader = world::identity().is_none_or(|i| i.placement.replica == 0);
+        let start = match at {
+            Some(at) => at,
+            None if self.flags() & libc::O_APPEND != 0 => {
+                // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                // SAFETY: a descriptor of this process and a local buffer.
+                if unsafe { real::fstat(fd, &mut st) } < 0 {
+                    return Err(errno());
+                }
+                st.st_size as u64
+            }
+            None => *offset,
+        };
+        let n = if leader && !self.placeholder {
+            // SAFETY: a descriptor of this process and a buffer of `data.len()`.
+            let n = unsafe { real::pwrite64(fd, data.as_ptr().cast(), data.len(), start as i64) };
+            if n < 0 {
+                return Err(errno());
+            }
+            n as usize
+        } else {
+            data.len()
+        };
+        if at.is_none() {
+            *offset = start + n as u64;
+        }
+        Ok(n)
+    }
+
+    fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {
+        let mut link = link()?;
+        let path = self.path.to_string_lossy();
+        let mut on_mismatch = |m: Mismatch| crate::log!(Error, "{m}");
+        let mut ctx = OpContext {
+            rank: world::identity().map_or(0, |i| i.placement.rank),
+            path: &path,
+            seq: next_seq(),
+            on_mismatch: &mut on_mismatch,
+        };
+        let mut io = faults::RealFile::new(fd, link.me());
+        read::run(self.read, &mut ctx, &mut link, &mut io, buf, offset).map_err(|e| e.errno())
+    }
+
+    fn run_write(&self, fd: i32, data: &[u8], offset: u64) -> Outcome<usize> {
+        let mut link = link()?;
+        let path = self.path.to_string_lossy();
+        let mut on_mismatch = |m: Mismatch| crate::log!(Error, "{m}");
+        let mut ctx = OpContext {
+            rank: world::identity().map_or(0, |i| i.placement.rank),
+            path: &path,
+            seq: next_seq(),
+            on_mismatch: &mut on_mismatch,
+        };
+        let mut io = faults::RealFile::new(fd, link.me());
+        let data = faults::corrupt_write(data, link.me());
+        write::run(self.write, &mut ctx, &mut link, &mut io, &data, offset).map_err(|e| e.errno())
+    }
+
+    /// The file size, as the leader sees it.
+    fn size(&self, fd: i32) -> Outcome<u64> {
+        // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        self.fstat(
+            fd,
+            (&mut st as *mut libc::stat).cast(),
+            std::mem::size_of::<libc::stat>(),
+        )?;
+        Ok(st.st_size as u64)
+    }
+
+    /// `fstat` on the leader, copied into `buf` (`len` bytes) everywhere.
+    pub fn fstat(&self, fd: i32, buf: *mut u8, len: usize) -> Outcome<()> {
+        main_thread_only("fstat", &self.display())?;
+        let reply = on_leader("fstat", || {
+            // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: a descriptor of this process and a local buffer.
+            let rc = unsafe { real::fstat(fd, &mut st) };
+            let bytes = unsafe {
+                std::slice::from_raw_parts(
+                    (&st as *const libc::stat).cast::<u8>(),
+                    std::mem::size_of::<libc::stat>(),
+                )
+            };
+            Reply {
+                outcome: if rc < 0 { Err(errno()) } else { Ok(0) },
+                payload: bytes.to_vec(),
+            }
+        });
+        reply.outcome?;
+        copy_payload(&reply.payload, buf, len)
+    }
+
+    /// `lseek`: computed from the agreed offset and size, the same on every
+    /// replica.
+    pub fn seek(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
+        main_thread_only("lseek", &self.display())?;
+        let mut current = self.offset();
+        let base = match whence {
+            libc::SEEK_SET => 0,
+            libc::SEEK_CUR => *current as i64,
+            libc::SEEK_END => self.size(fd)? as i64,
+            libc::SEEK_DATA | libc::SEEK_HOLE => {
+                let reply = on_leader("lseek", || {
+                    // SAFETY: a descriptor of this process.
+                    let at = unsafe { real::lseek(fd, offset, whence) };
+                    Reply {
+                        outcome: if at < 0 { Err(errno()) } else { Ok(at) },
+                        payload: Vec::new(),
+                    }
+                });
+                let at = reply.outcome?;
+                *current = at as u64;
+                return Ok(at);
+            }
+            _ => return Err(libc::EINVAL),
+        };
+        let target = base
+            .checked_add(offset)
+            .filter(|t| *t >= 0)
+            .ok_or(libc::EINVAL)?;
+        *current = target as u64;
+        Ok(target)
+    }
+
+    /// `lseek` with no coordination possible (after `MPI_Finalize`).
+    pub fn seek_uncoordinated(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
+        let mut current = self.offset();
+        let base = match whence {
+            libc::SEEK_SET => 0,
+            libc::SEEK_CUR => *current as i64,
+            libc::SEEK_END => {
+                // SAFETY: an all-zero `stat` is a valid value to be overwritten.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                // SAFETY: a descriptor of this process and a local buffer.
+                if unsafe { real::fstat(fd, &mut st) } < 0 {
+                    return Err(errno());
+                }
+                st.st_size
+            }
+            _ => return Err(libc::EINVAL),
+        };
+        let target = base
+            .checked_add(offset)
+            .filter(|t| *t >= 0)
+            .ok_or(libc::EINVAL)?;
+        *current = target as u64;
+        Ok(target)
+    }
+
+    /// The current offset (for `preadv2(…, -1, …)` and friends).
+    pub fn position(&self) -> u64 {
+        *self.offset()
+    }
+
+    /// `ftruncate`, once, by the leader.
+    pub fn truncate(&self, fd: i32, length: i64) -> Outcome<()> {
+        main_thread_only("ftruncate", &self.display())?;
+        // SAFETY: a descriptor of this process.
+        leader_call("ftruncate", || unsafe { real::ftruncate(fd, length) })
+    }
+
+    /// `fsync` or `fdatasync`, once, by the leader.
+    pub fn sync(&self, fd: i32, data_only: bool) -> Outcome<()> {
+        main_thread_only("fsync", &self.display())?;
+        leader_call("fsync", || unsafe {
+            // SAFETY: a descriptor of this process.
+            if data_only {
+                real::fdatasync(fd)
+            } else {
+                real::fsync(fd)
+            }
+        })
+    }
+}
+
+/// Runs a C call returning `0`/`-1` once on the leader; same result
+/// everywhere.
+fn leader_call(what: &str, call: impl FnOnce() -> i32) -> Outcome<()> {
+    on_leader(what, || {
+        let rc = call();
+        Reply {
+            outcome: if rc < 0 {
+                Err(errno())
+            } else {
+                Ok(i64::from(rc))
+            },
+            payload: Vec::new(),
+        }
+    })
+    .outcome
+    .map(|_| ())
+}
+
+/// A `stat`-like call on a shared path, done by the leader: `call` fills a
+/// buffer of `len` bytes; every replica gets the same bytes in `buf`.
+pub fn stat_on_leader(
+    what: &str,
+    path: &CStr,
+    buf: *mut u8,
+    len: usize,
+    call: impl FnOnce(*mut u8) -> i32,
+) -> Outcome<()> {
+    main_thread_only(what, &path.to_string_lossy())?;
+    let reply = on_leader(what, || {
+        let mut local = vec![0u8; len];
+        let rc = call(local.as_mut_ptr());
+        Reply {
+            outcome: if rc < 0 { Err(errno()) } else { Ok(0) },
+            payload: local,
+        }
+    });
+    reply.outcome?;
+    copy_payload(&reply.payload, buf, len)
+}
+
+/// A name operation (`unlink`, `rename`) on shared paths, done once by the
+/// leader; same result everywhere.
+pub fn name_on_leader(what: &str, path: &CStr, call: impl FnOnce() -> i32) -> Outcome<()> {
+    main_thread_only(what, &path.to_string_lossy())?;
+    leader_call(what, call)
+}
+
+fn copy_payload(payload: &[u8], buf: *mut u8, len: usize) -> Outcome<()> {
+    if payload.len() != len {
+        return Err(libc::EIO);
+    }
+    // SAFETY: the caller's buffer has `len` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, len) };
+    Ok(())
+}
+
+/// Number of coordinated operations this process took part in.
+pub fn operations() -> u64 {
+    SEQUENCE.load(Ordering::Relaxed)
+}

@@ -1,0 +1,122 @@
+//! From the path an application passes to the path redio acts on, and its
+//! class.
+//!
+//! 1. Make it absolute: relative to the working directory, or to the
+//!    directory behind an `openat` descriptor.
+//! 2. Resolve symlinks in the part that exists (a file about to be created
+//!    has a parent that exists).
+//! 3. Apply `remap` (per-replica paths, e.g. each replica's own node-local
+//!    directory when replicas share a node).
+//! 4. Classify with the rules of [`redio_core::fsclass`].
+
+use super::route;
+use crate::runtime::{settings, world};
+use redio_core::fsclass::{self, Class, Mount, NEVER_MANAGED};
+use std::ffi::{CStr, CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A path as redio acts on it.
+pub struct Resolved {
+    /// The (possibly remapped) absolute path; the real call uses it.
+    pub path: PathBuf,
+    /// The same, NUL-terminated, for the real call.
+    pub c_path: CString,
+    /// Shared, local or system.
+    pub class: Class,
+    /// True when `remap` rewrote the path.
+    pub remapped: bool,
+}
+
+static MOUNTS: OnceLock<Vec<Mount>> = OnceLock::new();
+
+/// Reads the mount table once (at `MPI_Init`, inside redio).
+pub fn load_mounts() {
+    route::inside(|| {
+        let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let _ = MOUNTS.set(fsclass::parse_mountinfo(&text));
+    });
+}
+
+/// Resolves and classifies `path` given relative to `dirfd` (`AT_FDCWD` for
+/// the working directory). Must run inside redio ([`route::enter`]).
+pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
+    let raw = Path::new(OsStr::from_bytes(path.to_bytes()));
+    // Fast path: system paths are never managed and need no resolution.
+    if NEVER_MANAGED.iter().any(|prefix| raw.starts_with(prefix)) {
+        return Resolved {
+            path: raw.to_path_buf(),
+            c_path: path.to_owned(),
+            class: Class::System,
+            remapped: false,
+        };
+    }
+    let absolute = absolute(dirfd, raw);
+    let canonical = canonical(&absolute);
+    let (Some(config), Some(identity)) = (settings::get(), world::identity()) else {
+        return Resolved {
+            c_path: c_string(&absolute),
+            path: absolute,
+            class: Class::Local,
+            remapped: false,
+        };
+    };
+    let remapped = fsclass::remap(
+        config,
+        &canonical,
+        identity.placement.replica,
+        identity.placement.rank,
+    );
+    let target = remapped.clone().unwrap_or(canonical);
+    let class = fsclass::classify(config, &target, MOUNTS.get().map_or(&[], Vec::as_slice)).class;
+    // Keep the application's own spelling when nothing was rewritten, so
+    // that a pass-through call behaves exactly as without redio.
+    let path_for_call = if remapped.is_some() {
+        target.clone()
+    } else {
+        absolute
+    };
+    Resolved {
+        c_path: c_string(&path_for_call),
+        path: target,
+        class,
+        remapped: remapped.is_some(),
+    }
+}
+
+fn absolute(dirfd: libc::c_int, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let base = if dirfd == libc::AT_FDCWD {
+        std::env::current_dir().ok()
+    } else {
+        std::fs::read_link(format!("/proc/self/fd/{dirfd}")).ok()
+    };
+    base.map_or_else(|| path.to_path_buf(), |base| base.join(path))
+}
+
+/// Resolves symlinks and `..` in the longest existing prefix of `path`.
+fn canonical(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut tail = Vec::new();
+    loop {
+        if let Ok(resolved) = std::fs::canonicalize(existing) {
+            let mut out = resolved;
+            out.extend(tail.iter().rev());
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+fn c_string(path: &Path) -> CString {
+    CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
+}

@@ -1,0 +1,290 @@
+//! Handlers of the stdio hooks.
+//!
+//! glibc's stdio does its I/O internally, never through the hooked `read`
+//! and `write`. So a stream on a shared file is a `fopencookie` stream whose
+//! read, write, seek and close callbacks are the managed operations of its
+//! descriptor: every stdio function (`fprintf`, `fgets`, `fread`, `fseek`,
+//! fortified `__*_chk` variants, …) then works unchanged. `fileno` returns
+//! the managed descriptor, because C++ `fstream` writes with `write(fileno)`.
+//!
+//! # Safety (every handler)
+//! A handler is called only by its hook in [`super::hooks`], with the
+//! arguments the C caller passed: its contract is that of the C function.
+
+#![allow(clippy::missing_safety_doc)]
+
+use super::hooks::real;
+use super::managed::{self, set_errno};
+use super::route::{self, Bypass};
+use super::table;
+use libc::{c_char, c_int, c_void, off64_t, size_t, ssize_t, FILE};
+use redio_core::fsclass::Class;
+use std::ffi::CStr;
+use std::sync::Arc;
+
+/// glibc's `cookie_io_functions_t` (not in the `libc` crate).
+#[repr(C)]
+struct CookieFunctions {
+    read: Option<unsafe extern "C" fn(*mut c_void, *mut c_char, size_t) -> ssize_t>,
+    write: Option<unsafe extern "C" fn(*mut c_void, *const c_char, size_t) -> ssize_t>,
+    seek: Option<unsafe extern "C" fn(*mut c_void, *mut off64_t, c_int) -> c_int>,
+    close: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+}
+
+extern "C" {
+    /// glibc: a stream whose I/O goes through the given callbacks.
+    fn fopencookie(
+        cookie: *mut c_void,
+        mode: *const c_char,
+        functions: CookieFunctions,
+    ) -> *mut FILE;
+}
+
+/// `open(2)` flags for an `fopen` mode, and the mode to give `fopencookie`
+/// (without the `e`, `x`, `m` and `,ccs=` extensions it does not know).
+fn parse_mode(mode: &CStr) -> Option<(c_int, &'static str)> {
+    let text = mode.to_str().ok()?;
+    let text = text.split(',').next().unwrap_or("");
+    let plus = text.contains('+');
+    let (mut flags, cookie_mode) = match (text.chars().next()?, plus) {
+        ('r', false) => (libc::O_RDONLY, "r"),
+        ('r', true) => (libc::O_RDWR, "r+"),
+        ('w', false) => (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, "w"),
+        ('w', true) => (libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC, "w+"),
+        ('a', false) => (libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND, "a"),
+        ('a', true) => (libc::O_RDWR | libc::O_CREAT | libc::O_APPEND, "a+"),
+        _ => return None,
+    };
+    if text.contains('x') {
+        flags |= libc::O_EXCL;
+    }
+    if text.contains('e') {
+        flags |= libc::O_CLOEXEC;
+    }
+    Some((flags, cookie_mode))
+}
+
+/// The cookie of a managed stream is its descriptor.
+fn cookie_fd(cookie: *mut c_void) -> c_int {
+    cookie as usize as c_int
+}
+
+/// Runs a managed operation for a stream callback: coordinated while the
+/// runtime is active, on this replica alone after `MPI_Finalize`.
+fn with_file<T>(
+    cookie: *mut c_void,
+    coordinated: impl FnOnce(&managed::ManagedFile, c_int) -> managed::Outcome<T>,
+    alone: impl FnOnce(&managed::ManagedFile, c_int) -> managed::Outcome<T>,
+) -> Option<T> {
+    let fd = cookie_fd(cookie);
+    let Some(file) = table::get(fd) else {
+        set_errno(libc::EBADF);
+        return None;
+    };
+    let result = if route::active() {
+        route::inside(|| coordinated(&file, fd))
+    } else {
+        alone(&file, fd)
+    };
+    result.map_err(set_errno).ok()
+}
+
+unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, size: size_t) -> ssize_t {
+    let buffer: &mut [u8] = if size == 0 {
+        &mut []
+    } else {
+        std::slice::from_raw_parts_mut(buf.cast(), size)
+    };
+    let (ptr, len) = (buffer.as_mut_ptr(), buffer.len());
+    with_file(
+        cookie,
+        |file, fd| file.read(fd, std::slice::from_raw_parts_mut(ptr, len), None),
+        |file, fd| file.read_uncoordinated(fd, std::slice::from_raw_parts_mut(ptr, len), None),
+    )
+    .map_or(-1, |n| n as ssize_t)
+}
+
+unsafe extern "C" fn cookie_write(
+    cookie: *mut c_void,
+    buf: *const c_char,
+    size: size_t,
+) -> ssize_t {
+    let data: &[u8] = if size == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(buf.cast(), size)
+    };
+    // fopencookie: return the bytes written, 0 on error (never negative).
+    with_file(
+        cookie,
+        |file, fd| file.write(fd, data, None),
+        |file, fd| file.write_uncoordinated(fd, data, None),
+    )
+    .map_or(0, |n| n as ssize_t)
+}
+
+unsafe extern "C" fn cookie_seek(
+    cookie: *mut c_void,
+    offset: *mut off64_t,
+    whence: c_int,
+) -> c_int {
+    let wanted = *offset;
+    let at = with_file(
+        cookie,
+        |file, fd| file.seek(fd, wanted, whence),
+        |file, fd| file.seek_uncoordinated(fd, wanted, whence),
+    );
+    match at {
+        Some(at) => {
+            *offset = at;
+            0
+        }
+        None => -1,
+    }
+}
+
+unsafe extern "C" fn cookie_close(cookie: *mut c_void) -> c_int {
+    let fd = cookie_fd(cookie);
+    table::clear(fd);
+    real::close(fd)
+}
+
+/// Wraps managed descriptor `fd` in a stdio stream.
+unsafe fn managed_stream(fd: c_int, mode: &'static str) -> *mut FILE {
+    let functions = CookieFunctions {
+        read: Some(cookie_read),
+        write: Some(cookie_write),
+        seek: Some(cookie_seek),
+        close: Some(cookie_close),
+    };
+    let c_mode = match mode {
+        "r" => c"r",
+        "r+" => c"r+",
+        "w" => c"w",
+        "w+" => c"w+",
+        "a" => c"a",
+        _ => c"a+",
+    };
+    let stream = fopencookie(fd as usize as *mut c_void, c_mode.as_ptr(), functions);
+    if !stream.is_null() {
+        table::set_stream(stream, fd);
+    }
+    stream
+}
+
+/// `fopen`, `fopen64`.
+pub unsafe fn fopen(
+    real: unsafe fn(*const c_char, *const c_char) -> *mut FILE,
+    path: *const c_char,
+    mode: *const c_char,
+) -> *mut FILE {
+    if path.is_null() || mode.is_null() {
+        return real(path, mode);
+    }
+    let _entered = match route::enter() {
+        Ok(entered) => entered,
+        Err(reason) => {
+            route::log_bypass("fopen", reason, &CStr::from_ptr(path).to_string_lossy());
+            return real(path, mode);
+        }
+    };
+    let resolved = super::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path));
+    if resolved.class != Class::Shared {
+        let reason = if resolved.class == Class::System {
+            Bypass::System
+        } else {
+            Bypass::NodeLocal
+        };
+        route::log_bypass("fopen", reason, &resolved.path.display());
+        return real(
+            if resolved.remapped {
+                resolved.c_path.as_ptr()
+            } else {
+                path
+            },
+            mode,
+        );
+    }
+    let Some((flags, cookie_mode)) = parse_mode(CStr::from_ptr(mode)) else {
+        set_errno(libc::EINVAL);
+        return std::ptr::null_mut();
+    };
+    match managed::open(&resolved, flags, 0o666) {
+        Ok((fd, file)) => {
+            table::set(fd, Arc::new(file));
+            let stream = managed_stream(fd, cookie_mode);
+            if stream.is_null() {
+                table::clear(fd);
+                real::close(fd);
+            }
+            stream
+        }
+        Err(errno) => {
+            set_errno(errno);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// `fdopen`: a managed descriptor gets a managed stream.
+pub unsafe fn fdopen(
+    real: unsafe fn(c_int, *const c_char) -> *mut FILE,
+    fd: c_int,
+    mode: *const c_char,
+) -> *mut FILE {
+    if table::get(fd).is_none() || mode.is_null() {
+        return real(fd, mode);
+    }
+    let Some((_, cookie_mode)) = parse_mode(CStr::from_ptr(mode)) else {
+        set_errno(libc::EINVAL);
+        return std::ptr::null_mut();
+    };
+    managed_stream(fd, cookie_mode)
+}
+
+/// `freopen`, `freopen64`: when the old stream or the new path is managed,
+/// the old stream is closed and a new one opened (its address may differ:
+/// use the returned pointer).
+pub unsafe fn freopen(
+    real: unsafe fn(*const c_char, *const c_char, *mut FILE) -> *mut FILE,
+    path: *const c_char,
+    mode: *const c_char,
+    stream: *mut FILE,
+) -> *mut FILE {
+    let managed_old = table::stream_fd(stream).is_some();
+    let shared_new = !path.is_null() && route::active() && {
+        route::inside(|| {
+            super::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path)).class == Class::Shared
+        })
+    };
+    if !(managed_old || shared_new) || path.is_null() {
+        return real(path, mode, stream);
+    }
+    fclose(real::fclose, stream);
+    fopen(real::fopen, path, mode)
+}
+
+/// `fclose`: a managed stream's close callback releases its descriptor.
+pub unsafe fn fclose(real: unsafe fn(*mut FILE) -> c_int, stream: *mut FILE) -> c_int {
+    table::clear_stream(stream);
+    real(stream)
+}
+
+/// `fileno`, `fileno_unlocked`: the managed descriptor of a managed stream.
+pub unsafe fn fileno(real: unsafe fn(*mut FILE) -> c_int, stream: *mut FILE) -> c_int {
+    table::stream_fd(stream).unwrap_or_else(|| real(stream))
+}
+
+/// `fflush`: glibc calls a managed stream's write callback.
+pub unsafe fn fflush(real: unsafe fn(*mut FILE) -> c_int, stream: *mut FILE) -> c_int {
+    real(stream)
+}
+
+/// Flushes every managed stream while coordination is still possible (at
+/// `MPI_Finalize`; glibc would flush them at exit, too late).
+pub fn flush_all() {
+    for stream in table::all_streams() {
+        // SAFETY: a stream this process opened and has not closed.
+        unsafe { real::fflush(stream) };
+    }
+}
