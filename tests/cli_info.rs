@@ -10,7 +10,7 @@ fn info_reports_class_file_system_and_reason() {
     std::fs::write(
         &config,
         format!(
-            "version: 1\nshared:\n  paths: [{}]\nlocal:\n  paths: [{}]\n",
+            "version: 1\nshared:\n  paths: [{}]\nlocal:\n  paths: [{}]\nio:\n  rules:\n    - {{path: \"*.dat\", write: none}}\n",
             dir.join("scratch").display(),
             dir.join("scratch/tmp").display()
         ),
@@ -34,14 +34,16 @@ fn info_reports_class_file_system_and_reason() {
         .map(|line| line.split_whitespace().collect())
         .collect();
     assert_eq!(lines.len(), 4, "{stdout}");
+    // Columns: path, class, file system, read protocol, write protocol.
     assert_eq!(lines[0][1], "shared", "{stdout}");
+    assert_eq!(lines[0][3..5], ["simple", "none"], "rule for *.dat: {stdout}");
     assert!(stdout
         .lines()
         .nth(1)
         .unwrap()
         .contains("under shared.paths entry"));
     assert_eq!(lines[1][1], "local", "local.paths wins: {stdout}");
-    assert_eq!(lines[2][1..3], ["system", "proc"], "{stdout}");
+    assert_eq!(lines[2][1..5], ["system", "proc", "-", "-"], "{stdout}");
     assert_eq!(lines[3][1], "local", "{stdout}");
     assert!(
         stdout

@@ -4,12 +4,13 @@
 //! resolved path: absolute, with the symlinks of its existing part resolved.
 
 use crate::config::Config;
-use crate::fsclass::{classify, parse_mountinfo};
+use crate::fsclass::{classify, parse_mountinfo, Class};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Prints one line per path: the path, its class, its file-system type and
-/// the reason.
+/// Prints one line per path: the path, its class, its file-system type, the
+/// read and write protocols that apply (`-` for paths that pass through) and
+/// the reason for the class.
 pub fn info(paths: &[PathBuf]) -> ExitCode {
     let config = match Config::load_process_env(None) {
         Ok(config) => config,
@@ -20,11 +21,21 @@ pub fn info(paths: &[PathBuf]) -> ExitCode {
     };
     let mounts =
         parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
-    println!("{:<40} {:<7} {:<12} REASON", "PATH", "CLASS", "FS");
+    println!(
+        "{:<40} {:<7} {:<12} {:<20} {:<21} REASON",
+        "PATH", "CLASS", "FS", "READ", "WRITE"
+    );
     for path in paths {
-        let verdict = classify(&config, &resolve(path), &mounts);
+        let resolved = resolve(path);
+        let verdict = classify(&config, &resolved, &mounts);
+        let (read, write) = if verdict.class == Class::Shared {
+            let io = config.protocols_for(&resolved.to_string_lossy());
+            (io.read.to_string(), io.write.to_string())
+        } else {
+            ("-".to_string(), "-".to_string())
+        };
         println!(
-            "{:<40} {:<7} {:<12} {}",
+            "{:<40} {:<7} {:<12} {read:<20} {write:<21} {}",
             path.display(),
             verdict.class.to_string(),
             verdict.fs_type,
