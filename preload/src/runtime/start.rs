@@ -97,7 +97,7 @@ pub fn after_init() {
         degree: topology.degree(),
         ranks: topology.ranks(),
     });
-    warn_if_colocated(comm, world_rank);
+    warn_if_colocated(comm, world_rank, &topology);
     crate::io::start();
     crate::log!(
         Debug,
@@ -122,46 +122,46 @@ pub fn after_init() {
 /// Warns (once, from world rank 0) when replicas of one logical rank share
 /// a node: their node-local files would collide unless `remap` separates
 /// them.
-fn warn_if_colocated(comm: ffi::MPI_Comm, world_rank: u32) {
-    let Some(set) = world::replica_set() else {
-        return;
-    };
-    let mut node = unsafe { ffi::redio_mpi_comm_null };
-    // SAFETY: collective over the replica set, which all its members reach
-    // here; the result is freed below.
-    let shared = unsafe {
-        check(pmpi::PMPI_Comm_split_type(
-            set,
-            ffi::redio_mpi_comm_type_shared,
-            0,
-            ffi::redio_mpi_info_null,
-            &mut node,
-        ));
-        let (_, on_node) = rank_and_size(node);
-        check(pmpi::PMPI_Comm_free(&mut node));
-        on_node
-    };
-    let mine = i32::from(shared > 1);
-    let mut any = 0i32;
+///
+/// Nodes are told apart by host name, gathered with one polled `Igather`.
+/// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` gives the same answer but is
+/// a blocking communicator creation: 50–150 ms of start-up on an
+/// oversubscribed node.)
+fn warn_if_colocated(comm: ffi::MPI_Comm, world_rank: u32, topology: &Topology) {
+    let mine = host_id();
+    let mut all = vec![0u64; topology.world_size() as usize];
     let mut request = unsafe { std::mem::zeroed() };
     // SAFETY: buffers outlive the request, which is waited for here.
     check(unsafe {
-        pmpi::PMPI_Iallreduce(
-            (&mine as *const i32).cast(),
-            (&mut any as *mut i32).cast(),
+        pmpi::PMPI_Igather(
+            (&mine as *const u64).cast(),
             1,
-            ffi::redio_mpi_int,
-            ffi::redio_mpi_max,
+            ffi::redio_mpi_uint64,
+            all.as_mut_ptr().cast(),
+            1,
+            ffi::redio_mpi_uint64,
+            0,
             comm,
             &mut request,
         )
     });
     check(poll::wait(&mut request));
-    if any == 0 || world_rank != 0 {
+    if world_rank != 0 {
         return;
     }
-    let remapped = settings::get().is_some_and(|c| !c.remap.is_empty());
-    if remapped {
+    let shared_nodes = (0..topology.ranks()).any(|rank| {
+        let mut hosts: Vec<u64> = topology
+            .replica_set_members(rank)
+            .iter()
+            .map(|&w| all[w as usize])
+            .collect();
+        hosts.sort_unstable();
+        hosts.windows(2).any(|pair| pair[0] == pair[1])
+    });
+    if !shared_nodes {
+        return;
+    }
+    if settings::get().is_some_and(|c| !c.remap.is_empty()) {
         crate::log!(
             Info,
             "replicas of a logical rank share a node; remap keeps their node-local files apart"
@@ -173,6 +173,19 @@ fn warn_if_colocated(comm: ffi::MPI_Comm, world_rank: u32) {
              collide. Give each replica its own directory with `remap` (docs/interposition.md)"
         );
     }
+}
+
+/// A hash of this node's host name.
+fn host_id() -> u64 {
+    let mut name = [0u8; 256];
+    // SAFETY: gethostname writes at most `name.len()` bytes.
+    unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
+    // FNV-1a: stable, and plenty for telling a job's nodes apart.
+    name.iter()
+        .take_while(|&&b| b != 0)
+        .fold(0xcbf2_9ce4_8422_2325u64, |hash, &b| {
+            (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
 }
 
 /// Rank 0's half of step 1: the packet to broadcast.
