@@ -3,7 +3,9 @@
 
 pass-through: node-local 4 KiB and 1 MiB write and read loops, native
     (`mpiexec -n 1 io_loop`) against under redio with r=1 (`redio run -n 1
-    -r 1`), interleaved. Targets: at most 2% at 4 KiB, 0.5% at 1 MiB.
+    -r 1`), interleaved. Targets: at most 2% at 4 KiB, 0.5% at 1 MiB. Wall
+    time on these machines is noisy (several %), so the hooks' own cost is
+    also counted exactly, in instructions per call, with callgrind.
 coordinated: Simple Write / Simple Read at r=2 against None at r=1 (and
     None at r=2 for context), on a local directory declared shared, blocks of
     4 KiB to 64 MiB. Reports the ratios; writes docs/img/coordinated-io.png.
@@ -62,11 +64,13 @@ def write_config(directory, name, shared, protocol):
 
 
 def pass_through(exe, work, reps):
-    local = os.path.join(work, "local")
-    os.makedirs(local)
+    # tmpfs: the I/O itself is then steady (no writeback), so what differs
+    # between the two variants is the cost of the hooks.
+    local = tempfile.mkdtemp(prefix="redio-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else work)
     config = write_config(work, "plain.yaml", None, "simple")
-    total = 512 * MiB
-    print(f"\n### Pass-through overhead, node-local file ({total // MiB} MiB per run, {reps} interleaved runs, median)\n")
+    total = 256 * MiB
+    print(f"\n### Pass-through overhead, node-local file on tmpfs ({total // MiB} MiB per run, "
+          f"{reps} interleaved runs, median)\n")
     print("| operation | block | native | redio r=1 | overhead |")
     print("|---|---|---|---|---|")
     for mode in ["write", "read"]:
@@ -79,6 +83,40 @@ def pass_through(exe, work, reps):
             a, b = statistics.median(samples["native"]), statistics.median(samples["redio"])
             label = "4 KiB" if block == 4096 else "1 MiB"
             print(f"| {mode} | {label} | {total / a / MiB:.0f} MiB/s | {total / b / MiB:.0f} MiB/s | {(b / a - 1) * 100:+.1f}% |")
+    subprocess.run(["rm", "-rf", local], check=True)
+
+
+def instructions(exe, directory, mode, block, total, preload):
+    """User-space instructions of the measured loop, counted by callgrind."""
+    out = os.path.join(directory, "callgrind.out")
+    env = {"LD_PRELOAD": os.path.join(ROOT, "target", "mpich", "release", "libredio.so")} if preload else {}
+    result = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*io_loop*",
+                             f"--callgrind-out-file={out}", exe, mode, directory, str(block), str(total)],
+                            capture_output=True, text=True, timeout=TIMEOUT, env={**os.environ, **env})
+    for line in result.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1])
+    sys.exit(f"callgrind failed:\n{result.stderr}")
+
+
+def hook_cost(exe, work):
+    """Deterministic cost of the hooks: instructions per call, with and
+    without libredio.so (singleton MPI, no launcher)."""
+    if subprocess.run(["which", "valgrind"], capture_output=True).returncode != 0:
+        print("\n(valgrind not installed: no instruction counts)")
+        return
+    directory = tempfile.mkdtemp(prefix="redio-cg-", dir="/dev/shm" if os.path.isdir("/dev/shm") else work)
+    calls = 1024
+    print(f"\n### Hook cost in user-space instructions per call (callgrind, loop of {calls} calls)\n")
+    print("| operation | block | native | redio r=1 | added per call |")
+    print("|---|---|---|---|---|")
+    for mode in ["write", "read"]:
+        for block in [4096, MiB]:
+            counts = [instructions(exe, directory, mode, block, block * calls, preload) for preload in (False, True)]
+            per_call = [c / calls for c in counts]
+            label = "4 KiB" if block == 4096 else "1 MiB"
+            print(f"| {mode} | {label} | {per_call[0]:.0f} | {per_call[1]:.0f} | {per_call[1] - per_call[0]:+.0f} |")
+    subprocess.run(["rm", "-rf", directory], check=True)
 
 
 def coordinated(exe, work, reps, blocks):
@@ -148,6 +186,7 @@ def main():
     blocks = [4096, MiB, 64 * MiB] if args.quick else [4096, 65536, MiB, 16 * MiB, 64 * MiB]
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as work:
         pass_through(exe, work, args.reps)
+        hook_cost(exe, work)
         coordinated(exe, work, max(3, args.reps // 2), blocks)
 
 

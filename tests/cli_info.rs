@@ -36,7 +36,11 @@ fn info_reports_class_file_system_and_reason() {
     assert_eq!(lines.len(), 4, "{stdout}");
     // Columns: path, class, file system, read protocol, write protocol.
     assert_eq!(lines[0][1], "shared", "{stdout}");
-    assert_eq!(lines[0][3..5], ["simple", "none"], "rule for *.dat: {stdout}");
+    assert_eq!(
+        lines[0][3..5],
+        ["simple", "none"],
+        "rule for *.dat: {stdout}"
+    );
     assert!(stdout
         .lines()
         .nth(1)

@@ -54,8 +54,10 @@ macro_rules! hooks {
             $(
                 #[inline]
                 pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                    // A constant: the name is checked at compile time, not per call.
+                    const NAME: &std::ffi::CStr = symbol!($name);
                     let f: unsafe extern "C" fn($($ty),*) -> $ret = std::mem::transmute(
-                        crate::runtime::symbols::resolve(&slot::$name, symbol!($name)),
+                        crate::runtime::symbols::resolve(&slot::$name, NAME),
                     );
                     f($($arg),*)
                 }

@@ -230,8 +230,10 @@ unsafe fn read_with(
     match managed_fd(fd) {
         Ok((_entered, file)) => size_result(file.read(fd, buffer(buf, count), at)),
         Err(reason) => {
-            if let Some(file) = table::get(fd) {
-                if reason == Bypass::NotInitialised {
+            // After MPI_Finalize a managed file is still this replica's to
+            // serve (a stream flushed at exit): without coordination.
+            if reason == Bypass::NotInitialised {
+                if let Some(file) = table::get(fd) {
                     return size_result(file.read_uncoordinated(fd, buffer(buf, count), at));
                 }
             }
@@ -252,8 +254,10 @@ unsafe fn write_with(
     match managed_fd(fd) {
         Ok((_entered, file)) => size_result(file.write(fd, data(buf, count), at)),
         Err(reason) => {
-            if let Some(file) = table::get(fd) {
-                if reason == Bypass::NotInitialised {
+            // After MPI_Finalize a managed file is still this replica's to
+            // serve (a stream flushed at exit): without coordination.
+            if reason == Bypass::NotInitialised {
+                if let Some(file) = table::get(fd) {
                     return size_result(file.write_uncoordinated(fd, data(buf, count), at));
                 }
             }
