@@ -125,10 +125,16 @@ pub fn classify(config: &Config, path: &Path, mounts: &[Mount]) -> Verdict {
 /// per-replica path the file really has (`None`: no entry applies).
 ///
 /// The prefix matches whole components (`/local` does not match `/localx`).
+/// A path already inside this replica's target is left alone: a directory
+/// opened through the remap has its real (remapped) path, and files opened
+/// relative to it must not be remapped twice (`to` may lie under `prefix`).
 pub fn remap(config: &Config, path: &Path, replica: u32, rank: u32) -> Option<PathBuf> {
     config.remap.iter().find_map(|entry| {
         let rest = path.strip_prefix(&entry.prefix).ok()?;
         let target = crate::config::expand_placeholders(&entry.to, replica, rank);
+        if path.starts_with(&target) {
+            return None;
+        }
         Some(if rest.as_os_str().is_empty() {
             PathBuf::from(target)
         } else {
@@ -235,6 +241,21 @@ bad line
         assert_eq!(remap("/local"), Some(PathBuf::from("/tmp/redio/r2/n5")));
         assert_eq!(remap("/localx/a"), None);
         assert_eq!(remap("/other"), None);
+    }
+
+    #[test]
+    fn remap_does_not_apply_twice() {
+        let cfg = Config {
+            remap: vec![crate::config::Remap {
+                prefix: "/local".into(),
+                to: "/local/r{replica}".into(),
+            }],
+            ..Config::default()
+        };
+        let remap = |p: &str| remap(&cfg, Path::new(p), 1, 0);
+        assert_eq!(remap("/local/x"), Some(PathBuf::from("/local/r1/x")));
+        assert_eq!(remap("/local/r1/x"), None, "already this replica's path");
+        assert_eq!(remap("/local/r1"), None);
     }
 
     #[test]

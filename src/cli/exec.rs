@@ -8,6 +8,9 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
+/// UCX's setting for how it hooks `mmap` (see [`exec`]).
+pub const UCX_MMAP_HOOK: &str = "UCX_MEM_MMAP_HOOK_MODE";
+
 /// Arguments of `redio exec`.
 #[derive(clap::Args)]
 pub struct ExecArgs {
@@ -36,10 +39,17 @@ pub fn exec(args: ExecArgs) -> ExitCode {
         preload.push(existing);
     }
     let (program, rest) = args.command.split_first().expect("clap requires a command");
-    let error = Command::new(program)
-        .args(rest)
-        .env("LD_PRELOAD", preload)
-        .exec();
+    let mut command = Command::new(program);
+    command.args(rest).env("LD_PRELOAD", preload);
+    // UCX (under MPICH's ch4:ucx and Open MPI's pml/ucx) rewrites every
+    // loaded object's `mmap` relocation at MPI_Init, which would route the
+    // application's mmap around libredio.so: mmap of a shared file could not
+    // be refused. Without the hook UCX only loses its registration cache
+    // (RDMA networks). An explicit setting of the user's wins.
+    if std::env::var_os(UCX_MMAP_HOOK).is_none() {
+        command.env(UCX_MMAP_HOOK, "none");
+    }
+    let error = command.exec();
     eprintln!(
         "redio exec: cannot run {}: {error}",
         program.to_string_lossy()

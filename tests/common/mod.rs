@@ -42,6 +42,13 @@ impl Mpi {
         }
     }
 
+    fn mpicxx(self) -> &'static str {
+        match self {
+            Mpi::Mpich => "mpicxx.mpich",
+            Mpi::OpenMpi => "mpicxx.openmpi",
+        }
+    }
+
     fn launcher(self) -> &'static str {
         match self {
             Mpi::Mpich => "mpiexec.mpich",
@@ -132,6 +139,89 @@ pub fn compile(mpi: Mpi, name: &str) -> PathBuf {
     exe
 }
 
+/// How a test program is compiled: the entry points a program links depend
+/// on the optimisation level and the feature macros (`-O2
+/// -D_FORTIFY_SOURCE=2` links `__read_chk`, `__open_2`, ...;
+/// `-D_FILE_OFFSET_BITS=64` links `open64`, `pread64`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Flavour {
+    /// C, `-O0`.
+    O0,
+    /// C, `-O2 -D_FORTIFY_SOURCE=2`.
+    Fortify,
+    /// C, `-O2 -D_FORTIFY_SOURCE=2 -D_FILE_OFFSET_BITS=64`.
+    Fortify64,
+    /// C++17 with `mpicxx`, `-O2`.
+    Cxx,
+}
+
+impl Flavour {
+    /// Short name, used in executable names.
+    pub fn key(self) -> &'static str {
+        match self {
+            Flavour::O0 => "o0",
+            Flavour::Fortify => "fortify",
+            Flavour::Fortify64 => "fortify64",
+            Flavour::Cxx => "cxx",
+        }
+    }
+
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Flavour::O0 => &["-O0"],
+            Flavour::Fortify => &["-O2", "-D_FORTIFY_SOURCE=2"],
+            Flavour::Fortify64 => &["-O2", "-D_FORTIFY_SOURCE=2", "-D_FILE_OFFSET_BITS=64"],
+            // The C API only: Open MPI's C++ bindings do not build warning-free.
+            Flavour::Cxx => &[
+                "-O2",
+                "-std=c++17",
+                "-DOMPI_SKIP_MPICXX",
+                "-DMPICH_SKIP_MPICXX",
+            ],
+        }
+    }
+}
+
+/// Compiles `tests/programs/<source>` (e.g. `io/io_posix.c`) for `mpi` in
+/// `flavour`, with `mpicc` (or `mpicxx` for [`Flavour::Cxx`]), once per
+/// test binary. The executable is `<stem>.<flavour>`; `tests/programs` and
+/// `include` are on the include path; `-ldl -lpthread` are linked.
+pub fn compile_flavour(mpi: Mpi, source: &str, flavour: Flavour) -> PathBuf {
+    static BUILT: Mutex<Vec<(Mpi, String, Flavour)>> = Mutex::new(Vec::new());
+    let path = repo().join("tests/programs").join(source);
+    let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let out_dir = scratch().join("bin").join(mpi.key());
+    let exe = out_dir.join(format!("{stem}.{}", flavour.key()));
+    let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    if built.contains(&(mpi, source.to_string(), flavour)) {
+        return exe;
+    }
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let compiler = if flavour == Flavour::Cxx {
+        mpi.mpicxx()
+    } else {
+        mpi.mpicc()
+    };
+    let output = Command::new(compiler)
+        .args(flavour.flags())
+        .args(["-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&path)
+        .arg(format!("-I{}", repo().join("tests/programs").display()))
+        .arg(format!("-I{}", repo().join("include").display()))
+        .args(["-ldl", "-lpthread"])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e} (run scripts/setup.sh)"));
+    assert!(
+        output.status.success(),
+        "compiling {} ({flavour:?}) with {compiler} failed:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    built.push((mpi, source.to_string(), flavour));
+    exe
+}
+
 /// What one MPI job left behind.
 #[derive(Debug)]
 pub struct Job {
@@ -169,6 +259,10 @@ pub struct Launch<'a> {
     pub command: Vec<String>,
     /// Extra environment for every process.
     pub env: Vec<(String, String)>,
+    /// Under redio: `--config FILE` for `redio run`.
+    pub config: Option<PathBuf>,
+    /// Seconds before the job counts as hung (default [`JOB_TIMEOUT_SECS`]).
+    pub timeout: u32,
 }
 
 impl<'a> Launch<'a> {
@@ -190,6 +284,8 @@ impl<'a> Launch<'a> {
             redio: None,
             command,
             env: Vec::new(),
+            config: None,
+            timeout: JOB_TIMEOUT_SECS,
         }
     }
 
@@ -200,6 +296,8 @@ impl<'a> Launch<'a> {
             redio: Some((ranks, degree, layout)),
             command: vec![program.display().to_string()],
             env: Vec::new(),
+            config: None,
+            timeout: JOB_TIMEOUT_SECS,
         }
     }
 
@@ -215,12 +313,25 @@ impl<'a> Launch<'a> {
         self
     }
 
+    /// Under redio: passes `--config path` to `redio run` (ignored for a
+    /// plain job).
+    pub fn config(mut self, path: &Path) -> Self {
+        self.config = Some(path.to_path_buf());
+        self
+    }
+
+    /// Stops the job as hung after `seconds` instead of [`JOB_TIMEOUT_SECS`].
+    pub fn timeout(mut self, seconds: u32) -> Self {
+        self.timeout = seconds;
+        self
+    }
+
     /// Runs the job and collects its output.
     pub fn run(&self) -> Job {
         let _machine = launch_lock();
         let out_dir = fresh_dir(&format!("out-{}", std::process::id()));
         let mut command = Command::new("timeout");
-        command.args(["-k", "5", &JOB_TIMEOUT_SECS.to_string()]);
+        command.args(["-k", "5", &self.timeout.to_string()]);
         match self.redio {
             None => {
                 command.arg(self.mpi.launcher());
@@ -233,6 +344,9 @@ impl<'a> Launch<'a> {
                     .args(["run", "--mpi", self.mpi.key()])
                     .args(["-n", &ranks.to_string(), "-r", &degree.to_string()])
                     .args(["--layout", layout]);
+                if let Some(config) = &self.config {
+                    command.arg("--config").arg(config);
+                }
                 for arg in self.mpi.output_args(&out_dir) {
                     command.arg(format!("--launcher-arg={arg}"));
                 }

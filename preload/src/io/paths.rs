@@ -9,8 +9,9 @@
 //!    directory when replicas share a node).
 //! 4. Classify with the rules of [`redio_core::fsclass`].
 
-use super::route;
+use super::route::{self, Bypass};
 use crate::runtime::{settings, world};
+use redio_core::config::{ReadProtocol, WriteProtocol};
 use redio_core::fsclass::{self, Class, Mount, NEVER_MANAGED};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
@@ -27,6 +28,31 @@ pub struct Resolved {
     pub class: Class,
     /// True when `remap` rewrote the path.
     pub remapped: bool,
+    /// Shared, but configured with protocol `none` for reads and writes.
+    pub uncoordinated: bool,
+}
+
+impl Resolved {
+    /// Why calls on this path pass through, or `None` when they are
+    /// coordinated.
+    pub fn bypass(&self) -> Option<Bypass> {
+        match self.class {
+            Class::System => Some(Bypass::System),
+            Class::Local => Some(Bypass::NodeLocal),
+            Class::Shared if self.uncoordinated => Some(Bypass::ProtocolNone),
+            Class::Shared => None,
+        }
+    }
+
+    /// The path for a real call that passes through: the remapped one, or
+    /// the application's own spelling when nothing was rewritten.
+    pub fn for_real_call(&self, original: *const libc::c_char) -> *const libc::c_char {
+        if self.remapped {
+            self.c_path.as_ptr()
+        } else {
+            original
+        }
+    }
 }
 
 static MOUNTS: OnceLock<Vec<Mount>> = OnceLock::new();
@@ -50,6 +76,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             c_path: path.to_owned(),
             class: Class::System,
             remapped: false,
+            uncoordinated: false,
         };
     }
     let absolute = absolute(dirfd, raw);
@@ -60,6 +87,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             path: absolute,
             class: Class::Local,
             remapped: false,
+            uncoordinated: false,
         };
     };
     let remapped = fsclass::remap(
@@ -77,11 +105,16 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     } else {
         absolute
     };
+    let uncoordinated = class == Class::Shared && {
+        let io = config.protocols_for(&target.to_string_lossy());
+        io.read == ReadProtocol::None && io.write == WriteProtocol::None
+    };
     Resolved {
         c_path: c_string(&path_for_call),
         path: target,
         class,
         remapped: remapped.is_some(),
+        uncoordinated,
     }
 }
 

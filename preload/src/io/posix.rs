@@ -12,7 +12,6 @@ use super::paths::{self, Resolved};
 use super::route::{self, Bypass, Entered};
 use super::table;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
-use redio_core::fsclass::Class;
 use std::ffi::CStr;
 use std::sync::Arc;
 
@@ -46,20 +45,11 @@ unsafe fn with_path<R>(
         }
     };
     let resolved = paths::resolve(dirfd, raw);
-    match resolved.class {
-        Class::Shared => managed(&resolved),
-        class => {
-            let reason = if class == Class::System {
-                Bypass::System
-            } else {
-                Bypass::NodeLocal
-            };
+    match resolved.bypass() {
+        None => managed(&resolved),
+        Some(reason) => {
             route::log_bypass(call, reason, &resolved.path.display());
-            pass(if resolved.remapped {
-                resolved.c_path.as_ptr()
-            } else {
-                path
-            })
+            pass(resolved.for_real_call(path))
         }
     }
 }
@@ -857,15 +847,8 @@ pub unsafe fn rename(
     };
     let source = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(from));
     let target = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(to));
-    let pick = |resolved: &Resolved, original: *const c_char| {
-        if resolved.remapped {
-            resolved.c_path.as_ptr()
-        } else {
-            original
-        }
-    };
-    let (from_path, to_path) = (pick(&source, from), pick(&target, to));
-    if source.class == Class::Shared || target.class == Class::Shared {
+    let (from_path, to_path) = (source.for_real_call(from), target.for_real_call(to));
+    if source.bypass().is_none() || target.bypass().is_none() {
         int_result(managed::name_on_leader(
             "rename",
             source.c_path.as_c_str(),

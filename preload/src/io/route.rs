@@ -25,6 +25,9 @@ pub enum Bypass {
     System,
     /// A node-local path (perhaps remapped per replica).
     NodeLocal,
+    /// A shared path whose read and write protocols are both `none`: every
+    /// replica does its own I/O, as if redio were not there.
+    ProtocolNone,
     /// A descriptor or stream redio did not open from a shared path.
     Unmanaged,
 }

@@ -244,24 +244,33 @@ pub unsafe fn fdopen(
 
 /// `freopen`, `freopen64`: when the old stream or the new path is managed,
 /// the old stream is closed and a new one opened (its address may differ:
-/// use the returned pointer).
+/// use the returned pointer); otherwise the real call, on the remapped path.
 pub unsafe fn freopen(
     real: unsafe fn(*const c_char, *const c_char, *mut FILE) -> *mut FILE,
     path: *const c_char,
     mode: *const c_char,
     stream: *mut FILE,
 ) -> *mut FILE {
-    let managed_old = table::stream_fd(stream).is_some();
-    let shared_new = !path.is_null() && route::active() && {
-        route::inside(|| {
-            super::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path)).class == Class::Shared
-        })
-    };
-    if !(managed_old || shared_new) || path.is_null() {
+    if path.is_null() {
         return real(path, mode, stream);
     }
-    fclose(real::fclose, stream);
-    fopen(real::fopen, path, mode)
+    let managed_old = table::stream_fd(stream).is_some();
+    let resolved = match route::enter() {
+        Ok(_entered) => Some(super::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path))),
+        Err(reason) => {
+            route::log_bypass("freopen", reason, &CStr::from_ptr(path).to_string_lossy());
+            None
+        }
+    };
+    let shared_new = resolved.as_ref().is_some_and(|r| r.bypass().is_none());
+    if managed_old || shared_new {
+        fclose(real::fclose, stream);
+        return fopen(real::fopen, path, mode);
+    }
+    match resolved {
+        Some(resolved) => real(resolved.for_real_call(path), mode, stream),
+        None => real(path, mode, stream),
+    }
 }
 
 /// `fclose`: a managed stream's close callback releases its descriptor.
