@@ -23,7 +23,7 @@ use crate::runtime::{settings, world};
 use redio_core::config;
 use redio_protocols::tag::{tag, Step};
 use redio_protocols::{
-    read, write, Errno, Mismatch, OpContext, ReadProtocol, ReplicaLink, WriteProtocol,
+    read, write, Errno, Mismatch, OpContext, OpError, ReadProtocol, ReplicaLink, WriteProtocol,
 };
 use std::ffi::CStr;
 use std::path::PathBuf;
@@ -121,8 +121,11 @@ impl Reply {
 }
 
 /// Runs `operation` once, on the leader (replica 0), and returns its reply
-/// on every replica.
+/// on every replica. After `MPI_Finalize` every replica runs it alone.
 fn on_leader(what: &str, operation: impl FnOnce() -> Reply) -> Reply {
+    if !route::active() {
+        return operation();
+    }
     let seq = next_seq();
     let result = link().and_then(|mut link| {
         let step = tag(seq, Step::Result);
@@ -271,6 +274,9 @@ impl ManagedFile {
 
     /// Reads into `buf` at `at`, or at the file offset (which then moves).
     pub fn read(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
+        if !route::active() {
+            return self.read_uncoordinated(fd, buf, at);
+        }
         main_thread_only("read", &self.display())?;
         let mut offset = self.offset();
         let start = at.unwrap_or(*offset);
@@ -284,6 +290,9 @@ impl ManagedFile {
     /// Writes `data` at `at`, or at the file offset (at the end with
     /// `O_APPEND`), which then moves.
     pub fn write(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
+        if !route::active() {
+            return self.write_uncoordinated(fd, data, at);
+        }
         main_thread_only("write", &self.display())?;
         let mut offset = self.offset();
         let start = match at {
@@ -300,7 +309,7 @@ impl ManagedFile {
 
     /// A read with no coordination possible (after `MPI_Finalize`, when a
     /// stream is flushed at exit): this replica's own file.
-    pub fn read_uncoordinated(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
+    fn read_uncoordinated(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
         let mut offset = self.offset();
         let start = at.unwrap_or(*offset);
         // SAFETY: a descriptor of this process and a buffer of `buf.len()`.
@@ -317,7 +326,7 @@ impl ManagedFile {
     /// A write with no coordination possible (after `MPI_Finalize`): the
     /// leader writes, the other replicas only move their offset, so the
     /// bytes still reach the file once.
-    pub fn write_uncoordinated(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
+    fn write_uncoordinated(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
         let mut offset = self.offset();
         let leader = world::identity().is_none_or(|i| i.placement.replica == 0);
         let start = match at {
@@ -349,7 +358,12 @@ impl ManagedFile {
         Ok(n)
     }
 
-    fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {
+    /// Runs one protocol operation with its context, link and real file.
+    fn run_protocol<T>(
+        &self,
+        fd: i32,
+        op: impl FnOnce(&mut OpContext<'_>, &mut MpiLink, &mut faults::RealFile) -> Result<T, OpError>,
+    ) -> Outcome<T> {
         let mut link = link()?;
         let path = self.path.to_string_lossy();
         let mut on_mismatch = |m: Mismatch| crate::log!(Error, "{m}");
@@ -360,22 +374,20 @@ impl ManagedFile {
             on_mismatch: &mut on_mismatch,
         };
         let mut io = faults::RealFile::new(fd, link.me());
-        read::run(self.read, &mut ctx, &mut link, &mut io, buf, offset).map_err(|e| e.errno())
+        op(&mut ctx, &mut link, &mut io).map_err(|e| e.errno())
+    }
+
+    fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {
+        self.run_protocol(fd, |ctx, link, io| {
+            read::run(self.read, ctx, link, io, buf, offset)
+        })
     }
 
     fn run_write(&self, fd: i32, data: &[u8], offset: u64) -> Outcome<usize> {
-        let mut link = link()?;
-        let path = self.path.to_string_lossy();
-        let mut on_mismatch = |m: Mismatch| crate::log!(Error, "{m}");
-        let mut ctx = OpContext {
-            rank: world::identity().map_or(0, |i| i.placement.rank),
-            path: &path,
-            seq: next_seq(),
-            on_mismatch: &mut on_mismatch,
-        };
-        let mut io = faults::RealFile::new(fd, link.me());
-        let data = faults::corrupt_write(data, link.me());
-        write::run(self.write, &mut ctx, &mut link, &mut io, &data, offset).map_err(|e| e.errno())
+        self.run_protocol(fd, |ctx, link, io| {
+            let data = faults::corrupt_write(data, link.me());
+            write::run(self.write, ctx, link, io, &data, offset)
+        })
     }
 
     /// The file size, as the leader sees it.
@@ -416,6 +428,9 @@ impl ManagedFile {
     /// `lseek`: computed from the agreed offset and size, the same on every
     /// replica.
     pub fn seek(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
+        if !route::active() {
+            return self.seek_uncoordinated(fd, offset, whence);
+        }
         main_thread_only("lseek", &self.display())?;
         let mut current = self.offset();
         let base = match whence {
@@ -446,7 +461,7 @@ impl ManagedFile {
     }
 
     /// `lseek` with no coordination possible (after `MPI_Finalize`).
-    pub fn seek_uncoordinated(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
+    fn seek_uncoordinated(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
         let mut current = self.offset();
         let base = match whence {
             libc::SEEK_SET => 0,

@@ -9,18 +9,34 @@
 
 use super::managed::{self, set_errno, ManagedFile, Outcome};
 use super::paths::{self, Resolved};
-use super::route::{self, Bypass, Entered};
+use super::route::{self, Bypass};
 use super::table;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
 use std::ffi::CStr;
 use std::sync::Arc;
 
-/// The managed file behind `fd` with redio entered, or why the call on
-/// `fd` passes through.
-fn managed_fd(fd: c_int) -> Result<(Entered, Arc<ManagedFile>), Bypass> {
-    let file = table::get(fd).ok_or(Bypass::Unmanaged)?;
-    let entered = route::enter()?;
-    Ok((entered, file))
+/// Runs `op` on the managed file behind `fd`, or passes the call through.
+///
+/// After `MPI_Finalize` (a stream flushed at exit) the file is still served,
+/// by this replica alone ([`ManagedFile`] knows when it cannot coordinate).
+fn on_file<T>(
+    call: &str,
+    fd: c_int,
+    op: impl FnOnce(&ManagedFile) -> T,
+    real: impl FnOnce() -> T,
+) -> T {
+    let Some(file) = table::get(fd) else {
+        route::log_bypass(call, Bypass::Unmanaged, &fd);
+        return real();
+    };
+    match route::enter() {
+        Ok(_entered) => op(&file),
+        Err(Bypass::NotInitialised) => op(&file),
+        Err(reason) => {
+            route::log_bypass(call, reason, &fd);
+            real()
+        }
+    }
 }
 
 /// Routes a call on a path: `pass` gets the path to use for the real call
@@ -217,22 +233,16 @@ unsafe fn read_with(
     at: Option<u64>,
     real: impl FnOnce() -> ssize_t,
 ) -> ssize_t {
-    match managed_fd(fd) {
-        Ok((_entered, file)) => size_result(file.read(fd, buffer(buf, count), at)),
-        Err(reason) => {
-            // After MPI_Finalize a managed file is still this replica's to
-            // serve (a stream flushed at exit): without coordination.
-            if reason == Bypass::NotInitialised {
-                if let Some(file) = table::get(fd) {
-                    return size_result(file.read_uncoordinated(fd, buffer(buf, count), at));
-                }
-            }
-            route::log_bypass(call, reason, &fd);
-            real()
-        }
-    }
+    on_file(
+        call,
+        fd,
+        |file| size_result(file.read(fd, buffer(buf, count), at)),
+        real,
+    )
 }
 
+/// Writes of a managed file at `at` (or the file offset); the real call
+/// otherwise.
 unsafe fn write_with(
     call: &str,
     fd: c_int,
@@ -241,20 +251,12 @@ unsafe fn write_with(
     at: Option<u64>,
     real: impl FnOnce() -> ssize_t,
 ) -> ssize_t {
-    match managed_fd(fd) {
-        Ok((_entered, file)) => size_result(file.write(fd, data(buf, count), at)),
-        Err(reason) => {
-            // After MPI_Finalize a managed file is still this replica's to
-            // serve (a stream flushed at exit): without coordination.
-            if reason == Bypass::NotInitialised {
-                if let Some(file) = table::get(fd) {
-                    return size_result(file.write_uncoordinated(fd, data(buf, count), at));
-                }
-            }
-            route::log_bypass(call, reason, &fd);
-            real()
-        }
-    }
+    on_file(
+        call,
+        fd,
+        |file| size_result(file.write(fd, data(buf, count), at)),
+        real,
+    )
 }
 
 /// `read`.
@@ -367,30 +369,22 @@ unsafe fn readv_with(
     let Some(vectors) = iovecs(iov, count) else {
         return real();
     };
-    let (_entered, file) = match managed_fd(fd) {
-        Ok(managed) => managed,
-        Err(reason) => {
-            route::log_bypass(call, reason, &fd);
-            return real();
-        }
-    };
-    let total: usize = vectors.iter().map(|v| v.iov_len).sum();
-    let mut bounce = vec![0u8; total];
     let at = at.filter(|&at| at >= 0).map(|at| at as u64);
-    match file.read(fd, &mut bounce, at) {
-        Ok(n) => {
-            let mut rest = &bounce[..n];
-            for v in vectors {
-                let take = rest.len().min(v.iov_len);
-                if take > 0 {
-                    std::ptr::copy_nonoverlapping(rest.as_ptr(), v.iov_base.cast(), take);
-                }
-                rest = &rest[take..];
+    let scatter = |file: &ManagedFile| {
+        let mut bounce = vec![0u8; vectors.iter().map(|v| v.iov_len).sum()];
+        let n = file.read(fd, &mut bounce, at)?;
+        let mut rest = &bounce[..n];
+        for v in vectors {
+            let take = rest.len().min(v.iov_len);
+            if take > 0 {
+                // SAFETY: the application's iovec has room for iov_len bytes.
+                unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), v.iov_base.cast(), take) };
             }
-            n as ssize_t
+            rest = &rest[take..];
         }
-        Err(errno) => size_result(Err(errno)),
-    }
+        Ok(n)
+    };
+    on_file(call, fd, |file| size_result(scatter(file)), real)
 }
 
 /// Vectored write of a managed file: gathered, then one coordinated write.
@@ -405,19 +399,16 @@ unsafe fn writev_with(
     let Some(vectors) = iovecs(iov, count) else {
         return real();
     };
-    let (_entered, file) = match managed_fd(fd) {
-        Ok(managed) => managed,
-        Err(reason) => {
-            route::log_bypass(call, reason, &fd);
-            return real();
-        }
-    };
-    let mut gathered = Vec::with_capacity(vectors.iter().map(|v| v.iov_len).sum());
-    for v in vectors {
-        gathered.extend_from_slice(data(v.iov_base, v.iov_len));
-    }
     let at = at.filter(|&at| at >= 0).map(|at| at as u64);
-    size_result(file.write(fd, &gathered, at))
+    let gather = |file: &ManagedFile| {
+        let mut gathered = Vec::with_capacity(vectors.iter().map(|v| v.iov_len).sum());
+        for v in vectors {
+            // SAFETY: the application's iovec holds iov_len bytes.
+            gathered.extend_from_slice(unsafe { data(v.iov_base, v.iov_len) });
+        }
+        file.write(fd, &gathered, at)
+    };
+    on_file(call, fd, |file| size_result(gather(file)), real)
 }
 
 /// `readv`.
@@ -504,19 +495,18 @@ pub unsafe fn lseek(
     offset: i64,
     whence: c_int,
 ) -> i64 {
-    match managed_fd(fd) {
-        Ok((_entered, file)) => match file.seek(fd, offset, whence) {
+    on_file(
+        "lseek",
+        fd,
+        |file| match file.seek(fd, offset, whence) {
             Ok(at) => at,
             Err(errno) => {
                 set_errno(errno);
                 -1
             }
         },
-        Err(reason) => {
-            route::log_bypass("lseek", reason, &fd);
-            real(fd, offset, whence)
-        }
-    }
+        || real(fd, offset, whence),
+    )
 }
 
 /// `close`: the entry goes before the real close, so the number is free.
@@ -597,17 +587,24 @@ pub unsafe fn fcntl(
             copy_entry(fd, new);
             new
         }
-        libc::F_GETFL | libc::F_SETFL => match managed_fd(fd) {
-            Ok((_entered, file)) if cmd == libc::F_GETFL => file.flags() & !libc::O_CLOEXEC,
-            Ok((_entered, file)) => {
+        libc::F_GETFL => on_file(
+            "fcntl",
+            fd,
+            |file| file.flags() & !libc::O_CLOEXEC,
+            || real(fd, cmd, arg),
+        ),
+        libc::F_SETFL => on_file(
+            "fcntl",
+            fd,
+            |file| {
                 let rc = real(fd, cmd, arg);
                 if rc == 0 {
                     file.set_status_flags(arg as c_int);
                 }
                 rc
-            }
-            Err(_) => real(fd, cmd, arg),
-        },
+            },
+            || real(fd, cmd, arg),
+        ),
         _ => real(fd, cmd, arg),
     }
 }
@@ -620,13 +617,7 @@ fn on_managed(
     op: impl FnOnce(&ManagedFile) -> Outcome<()>,
     real: impl FnOnce() -> c_int,
 ) -> c_int {
-    match managed_fd(fd) {
-        Ok((_entered, file)) => int_result(op(&file)),
-        Err(reason) => {
-            route::log_bypass(call, reason, &fd);
-            real()
-        }
-    }
+    on_file(call, fd, |file| int_result(op(file)), real)
 }
 
 /// `fsync`.

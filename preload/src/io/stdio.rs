@@ -69,24 +69,19 @@ fn cookie_fd(cookie: *mut c_void) -> c_int {
     cookie as usize as c_int
 }
 
-/// Runs a managed operation for a stream callback: coordinated while the
-/// runtime is active, on this replica alone after `MPI_Finalize`.
+/// Runs a managed operation for a stream callback (coordinated while the
+/// runtime is active; [`managed::ManagedFile`] serves this replica alone
+/// after `MPI_Finalize`).
 fn with_file<T>(
     cookie: *mut c_void,
-    coordinated: impl FnOnce(&managed::ManagedFile, c_int) -> managed::Outcome<T>,
-    alone: impl FnOnce(&managed::ManagedFile, c_int) -> managed::Outcome<T>,
+    op: impl FnOnce(&managed::ManagedFile, c_int) -> managed::Outcome<T>,
 ) -> Option<T> {
     let fd = cookie_fd(cookie);
     let Some(file) = table::get(fd) else {
         set_errno(libc::EBADF);
         return None;
     };
-    let result = if route::active() {
-        route::inside(|| coordinated(&file, fd))
-    } else {
-        alone(&file, fd)
-    };
-    result.map_err(set_errno).ok()
+    route::inside(|| op(&file, fd)).map_err(set_errno).ok()
 }
 
 unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, size: size_t) -> ssize_t {
@@ -95,13 +90,7 @@ unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, size: si
     } else {
         std::slice::from_raw_parts_mut(buf.cast(), size)
     };
-    let (ptr, len) = (buffer.as_mut_ptr(), buffer.len());
-    with_file(
-        cookie,
-        |file, fd| file.read(fd, std::slice::from_raw_parts_mut(ptr, len), None),
-        |file, fd| file.read_uncoordinated(fd, std::slice::from_raw_parts_mut(ptr, len), None),
-    )
-    .map_or(-1, |n| n as ssize_t)
+    with_file(cookie, |file, fd| file.read(fd, buffer, None)).map_or(-1, |n| n as ssize_t)
 }
 
 unsafe extern "C" fn cookie_write(
@@ -115,12 +104,7 @@ unsafe extern "C" fn cookie_write(
         std::slice::from_raw_parts(buf.cast(), size)
     };
     // fopencookie: return the bytes written, 0 on error (never negative).
-    with_file(
-        cookie,
-        |file, fd| file.write(fd, data, None),
-        |file, fd| file.write_uncoordinated(fd, data, None),
-    )
-    .map_or(0, |n| n as ssize_t)
+    with_file(cookie, |file, fd| file.write(fd, data, None)).map_or(0, |n| n as ssize_t)
 }
 
 unsafe extern "C" fn cookie_seek(
@@ -129,11 +113,7 @@ unsafe extern "C" fn cookie_seek(
     whence: c_int,
 ) -> c_int {
     let wanted = *offset;
-    let at = with_file(
-        cookie,
-        |file, fd| file.seek(fd, wanted, whence),
-        |file, fd| file.seek_uncoordinated(fd, wanted, whence),
-    );
+    let at = with_file(cookie, |file, fd| file.seek(fd, wanted, whence));
     match at {
         Some(at) => {
             *offset = at;

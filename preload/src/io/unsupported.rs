@@ -68,9 +68,14 @@ pub unsafe fn sendfile<T>(
     real(out_fd, in_fd, offset, count)
 }
 
-/// `copy_file_range`.
-pub unsafe fn copy_file_range(
-    real: unsafe fn(c_int, *mut off64_t, c_int, *mut off64_t, size_t, c_uint) -> ssize_t,
+/// The signature `copy_file_range` and `splice` share.
+type Transfer = unsafe fn(c_int, *mut off64_t, c_int, *mut off64_t, size_t, c_uint) -> ssize_t;
+
+/// `copy_file_range` and `splice`: refused when either end is managed.
+#[allow(clippy::too_many_arguments)]
+unsafe fn transfer(
+    call: &str,
+    real: Transfer,
     fd_in: c_int,
     off_in: *mut off64_t,
     fd_out: c_int,
@@ -79,15 +84,15 @@ pub unsafe fn copy_file_range(
     flags: c_uint,
 ) -> ssize_t {
     if let Some(path) = managed_among(&[fd_in, fd_out]) {
-        refuse("copy_file_range", &path);
+        refuse(call, &path);
         return -1;
     }
     real(fd_in, off_in, fd_out, off_out, len, flags)
 }
 
-/// `splice`.
-pub unsafe fn splice(
-    real: unsafe fn(c_int, *mut off64_t, c_int, *mut off64_t, size_t, c_uint) -> ssize_t,
+/// `copy_file_range`.
+pub unsafe fn copy_file_range(
+    real: Transfer,
     fd_in: c_int,
     off_in: *mut off64_t,
     fd_out: c_int,
@@ -95,9 +100,27 @@ pub unsafe fn splice(
     len: size_t,
     flags: c_uint,
 ) -> ssize_t {
-    if let Some(path) = managed_among(&[fd_in, fd_out]) {
-        refuse("splice", &path);
-        return -1;
-    }
-    real(fd_in, off_in, fd_out, off_out, len, flags)
+    transfer(
+        "copy_file_range",
+        real,
+        fd_in,
+        off_in,
+        fd_out,
+        off_out,
+        len,
+        flags,
+    )
+}
+
+/// `splice`.
+pub unsafe fn splice(
+    real: Transfer,
+    fd_in: c_int,
+    off_in: *mut off64_t,
+    fd_out: c_int,
+    off_out: *mut off64_t,
+    len: size_t,
+    flags: c_uint,
+) -> ssize_t {
+    transfer("splice", real, fd_in, off_in, fd_out, off_out, len, flags)
 }
