@@ -3,7 +3,8 @@
  * Each rank owns a slice of a rod whose left end is held hot. After the
  * time steps, rank 0 gathers the profile and prints it with a checksum.
  * The program is deterministic, so every replica must print the same.
- * Usage: heat [CELLS_PER_RANK] [STEPS] */
+ * With OUTPUT, rank 0 also writes the whole temperature profile there.
+ * Usage: heat [CELLS_PER_RANK] [STEPS] [OUTPUT] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,15 @@ int main(int argc, char **argv) {
         for (int i = 0; i < cells * size; i += cells * size / 8) printf("  x=%4d  T=%8.4f\n", i, rod[i]);
         for (int i = 0; i < cells * size; i++) checksum = checksum * 31 + (unsigned long)(rod[i] * 1e6);
         printf("heat: checksum %016lx\n", checksum);
+        if (argc > 3) {
+            FILE *out = fopen(argv[3], "w");
+            if (!out) {
+                perror(argv[3]);
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            for (int i = 0; i < cells * size; i++) fprintf(out, "%d %.9f\n", i, rod[i]);
+            if (fclose(out) != 0) perror(argv[3]);
+        }
     }
     free(u); free(next); free(rod);
     MPI_Finalize();

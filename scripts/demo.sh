@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The main job: a 2-rank heat-diffusion program, run plain and then under
-# redio as 3 replicas (6 processes), with a summary of what redio did.
+# redio as 3 replicas (6 processes), with a summary of what redio did. The
+# program writes its result file into a directory the configuration
+# declares shared, so the replicas coordinate that write: it reaches the
+# file system once, not three times.
 # This is the README's demo command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,17 +17,28 @@ fi
 
 ranks=2 replicas=3
 demo=target/demo
-rm -rf "$demo" && mkdir -p "$demo/plain" "$demo/redio"
+rm -rf "$demo" && mkdir -p "$demo/plain" "$demo/redio" "$demo/shared"
+demo=$(cd "$demo" && pwd)
 mpicc.mpich -O2 -o "$demo/heat" examples/heat.c
+cat >"$demo/redio.yaml" <<YAML
+version: 1
+shared:
+  paths: [$demo/shared]   # treated like an NFS or Lustre directory
+remap:                    # the replicas share this node: separate node-local dirs
+  - prefix: $demo/local
+    to: "$demo/local/r{replica}"
+YAML
 
 echo "== plain run: $ranks ranks"
-timeout 120 mpiexec.mpich -n $ranks -outfile-pattern "$demo/plain/out.%r" "$demo/heat"
+timeout 120 mpiexec.mpich -n $ranks -outfile-pattern "$demo/plain/out.%r" \
+  "$demo/heat" 64 2000 "$demo/plain/heat.txt"
 cat "$demo/plain/out.0"
 
 echo
 echo "== under redio: $ranks ranks x $replicas replicas = $((ranks * replicas)) processes"
-timeout 120 target/release/redio run --mpi mpich -n $ranks -r $replicas \
-  --launcher-arg=-outfile-pattern --launcher-arg="$demo/redio/out.%r" -- "$demo/heat"
+timeout 120 target/release/redio run --mpi mpich -n $ranks -r $replicas --config "$demo/redio.yaml" \
+  --launcher-arg=-outfile-pattern --launcher-arg="$demo/redio/out.%r" -- \
+  "$demo/heat" 64 2000 "$demo/shared/heat.txt"
 
 echo
 echo "== summary"
@@ -41,4 +55,11 @@ for ((replica = 0; replica < replicas; replica++)); do
   echo "replica $replica (world rank $world): $sum  -> $verdict"
 done
 echo "$agree of $replicas replicas reproduced the plain run; outputs in $demo/"
+if cmp -s "$demo/shared/heat.txt" "$demo/plain/heat.txt"; then
+  echo "result file: $demo/shared/heat.txt ($(wc -c <"$demo/shared/heat.txt") bytes) is identical to the plain run's,"
+  echo "             written once by the replicas together (see 'written on the shared file system' above)"
+else
+  echo "result file: $demo/shared/heat.txt DIFFERS from the plain run's"
+  exit 1
+fi
 [[ $agree -eq $replicas ]]

@@ -119,6 +119,21 @@ pub fn shape(world_size: u32, ranks: u32, degree: u32) -> String {
     )
 }
 
+/// A byte count for people: `512 B`, `4.0 KiB`, `1.5 MiB`, `2.0 GiB`.
+pub fn bytes(count: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if count < 1024 {
+        return format!("{count} B");
+    }
+    let mut value = count as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 /// The line world rank 0 prints at start-up, e.g.
 /// `redio: 6 processes = 2 ranks x 3 replicas (block), MPICH 4.0.2`.
 pub fn startup_line(topology: &Topology, how: &str, library: &str) -> String {
@@ -191,6 +206,15 @@ mod tests {
             "Open MPI 4.1.4"
         );
         assert_eq!(library_name("Other MPI 1.0\n"), "Other MPI 1.0");
+    }
+
+    #[test]
+    fn byte_counts_read_well() {
+        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(bytes(3 << 19), "1.5 MiB");
+        assert_eq!(bytes(5 << 40), "5.0 TiB");
     }
 
     #[test]

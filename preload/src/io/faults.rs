@@ -12,7 +12,20 @@ use crate::io::hooks::real;
 use crate::io::managed::errno;
 use redio_protocols::{Errno, FileIo};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+
+/// Bytes this process read from and wrote to shared files itself.
+static BYTES_READ: AtomicU64 = AtomicU64::new(0);
+static BYTES_WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// `(bytes read, bytes written)` by this process on shared files.
+pub fn bytes_moved() -> (u64, u64) {
+    (
+        BYTES_READ.load(Ordering::Relaxed),
+        BYTES_WRITTEN.load(Ordering::Relaxed),
+    )
+}
 
 #[derive(Default)]
 struct Switches {
@@ -92,6 +105,7 @@ impl FileIo for RealFile {
         if self.flip_read && n > 0 {
             buf[0] ^= 1;
         }
+        BYTES_READ.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n as usize)
     }
 
@@ -104,6 +118,7 @@ impl FileIo for RealFile {
         if n < 0 {
             Err(errno())
         } else {
+            BYTES_WRITTEN.fetch_add(n as u64, Ordering::Relaxed);
             Ok(n as usize)
         }
     }

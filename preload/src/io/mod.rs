@@ -43,6 +43,13 @@ pub fn start() {
     route::activate();
 }
 
+/// What this process did with shared files: coordinated operations, bytes
+/// it read and bytes it wrote itself.
+pub fn counters() -> [u64; 3] {
+    let (read, written) = faults::bytes_moved();
+    [managed::operations(), read, written]
+}
+
 /// Flushes managed streams while the replicas can still coordinate, then
 /// turns coordination off (in `MPI_Finalize`).
 pub fn stop() {
