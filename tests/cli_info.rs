@@ -46,6 +46,14 @@ fn info_reports_class_file_system_and_reason() {
         .nth(1)
         .unwrap()
         .contains("under shared.paths entry"));
+    assert!(
+        stdout
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains("io.rules[0] (*.dat) applies"),
+        "{stdout}"
+    );
     assert_eq!(lines[1][1], "local", "local.paths wins: {stdout}");
     assert_eq!(lines[2][1..5], ["system", "proc", "-", "-"], "{stdout}");
     assert_eq!(lines[3][1], "local", "{stdout}");

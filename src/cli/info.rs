@@ -10,7 +10,8 @@ use std::process::ExitCode;
 
 /// Prints one line per path: the path, its class, its file-system type, the
 /// read and write protocols that apply (`-` for paths that pass through) and
-/// the reason for the class.
+/// the reasons: the rule for the class and, for shared paths, which
+/// `io.rules` entry (or the defaults) chose the protocols.
 pub fn info(paths: &[PathBuf]) -> ExitCode {
     let config = match Config::load_process_env(None) {
         Ok(config) => config,
@@ -28,14 +29,19 @@ pub fn info(paths: &[PathBuf]) -> ExitCode {
     for path in paths {
         let resolved = resolve(path);
         let verdict = classify(&config, &resolved, &mounts);
-        let (read, write) = if verdict.class == Class::Shared {
-            let io = config.protocols_for(&resolved.to_string_lossy());
-            (io.read.to_string(), io.write.to_string())
+        let text = resolved.to_string_lossy();
+        let (read, write, rule) = if verdict.class == Class::Shared {
+            let io = config.protocols_for(&text);
+            let rule = match config.io.rules.iter().position(|r| r.path.matches(&text)) {
+                Some(i) => format!("; io.rules[{i}] ({}) applies", config.io.rules[i].path),
+                None => "; io defaults apply".to_string(),
+            };
+            (io.read.to_string(), io.write.to_string(), rule)
         } else {
-            ("-".to_string(), "-".to_string())
+            ("-".to_string(), "-".to_string(), String::new())
         };
         println!(
-            "{:<40} {:<7} {:<12} {read:<20} {write:<21} {}",
+            "{:<40} {:<7} {:<12} {read:<20} {write:<21} {}{rule}",
             path.display(),
             verdict.class.to_string(),
             verdict.fs_type,
