@@ -637,16 +637,25 @@ fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
 fn shared_bytes_are_written_once_mpich() {
     let mpi = Mpi::Mpich;
     // (program, flavour, degrees, the file each rank writes once front to
-    // back, with `{}` for the rank)
-    let cases: [(&str, Flavour, &[u32], &str); 3] = [
-        (POSIX, Flavour::Fortify64, &[2, 3], "posix.{}.dat"),
-        (STDIO, Flavour::O0, &[3], "stdio.{}.txt"),
-        (FSTREAM, Flavour::Cxx, &[3], "fstream.{}.txt"),
+    // back, with `{}` for the rank, write protocol)
+    let cases: [(&str, Flavour, &[u32], &str, &str); 4] = [
+        (POSIX, Flavour::Fortify64, &[2, 3], "posix.{}.dat", "simple"),
+        (STDIO, Flavour::O0, &[3], "stdio.{}.txt", "simple"),
+        (FSTREAM, Flavour::Cxx, &[3], "fstream.{}.txt", "simple"),
+        // Distributed Write: once in all, split across the replicas.
+        (
+            POSIX,
+            Flavour::Fortify64,
+            &[3],
+            "posix.{}.dat",
+            "distributed",
+        ),
     ];
-    for (source, flavour, degrees, written_once) in cases {
+    for (source, flavour, degrees, written_once, protocol) in cases {
         let once = |rank: u32| written_once.replace("{}", &rank.to_string());
         let exe = compile_flavour(mpi, source, flavour);
-        let name = format!("strace-{}-{}", stem(source), flavour.key());
+        let name = format!("strace-{}-{}-{protocol}", stem(source), flavour.key());
+        let env = [("REDIO_IO_WRITE", protocol), ("REDIO_IO_CHUNK_SIZE", "64")];
 
         let plain_area = Area::new(&format!("{name}-plain"), false);
         let trace = plain_area.root.join("trace");
@@ -670,7 +679,7 @@ fn shared_bytes_are_written_once_mpich() {
         }
 
         for &degree in degrees {
-            let what = format!("{source} ({flavour:?}) r={degree} under strace");
+            let what = format!("{source} ({flavour:?}) r={degree}, write {protocol}, under strace");
             let area = Area::new(&format!("{name}-r{degree}"), true);
             let trace = area.root.join("trace");
             let mut args = strace_prefix(&trace);
@@ -681,7 +690,7 @@ fn shared_bytes_are_written_once_mpich() {
                 &area,
                 (degree, "block"),
                 &args,
-                &[],
+                &env,
             );
             check_success(&job, &what);
             let bytes = written_bytes(&trace, &area.shared);
@@ -715,6 +724,60 @@ fn shared_bytes_are_written_once_mpich() {
                 let file = once(rank);
                 let size = std::fs::metadata(area.shared_file(&file)).unwrap().len();
                 assert_eq!(bytes.get(&file).copied(), Some(size), "{what}: {file}");
+            }
+        }
+    }
+}
+
+/// Every read and write protocol gives the plain run's results: the programs
+/// read back what they wrote, seek, stat and append under each pair, with a
+/// small chunk so that the chunked protocols really cut buffers.
+#[test]
+fn every_protocol_matches_plain_mpich() {
+    let mpi = Mpi::Mpich;
+    let pairs = [
+        ("extended-simple", "distributed"),
+        ("read-distribute", "simple"),
+        ("chained", "distributed"),
+        ("chunked-chained", "simple"),
+        ("distributed-chunked", "distributed"),
+    ];
+    for (source, flavour) in [(POSIX, Flavour::Fortify64), (STDIO, Flavour::O0)] {
+        let exe = compile_flavour(mpi, source, flavour);
+        let plain = reference(mpi, source, flavour, &[]);
+        for (read, write) in pairs {
+            for degree in [2, 3] {
+                let what = format!("{source} ({flavour:?}) r={degree}, read {read}, write {write}");
+                let area = Area::new(
+                    &format!("protocols-{}-{read}-{write}-r{degree}", stem(source)),
+                    true,
+                );
+                let env = [
+                    ("REDIO_IO_READ", read),
+                    ("REDIO_IO_WRITE", write),
+                    ("REDIO_IO_CHUNK_SIZE", "64"),
+                ];
+                let job = replicated(mpi, &exe, &area, (degree, "block"), &[], &env);
+                check_success(&job, &what);
+                assert!(
+                    !job.stderr.contains("not implemented"),
+                    "{what}: fell back to another protocol:\n{}",
+                    job.stderr
+                );
+                assert_stdout_matches(
+                    &plain.job,
+                    &job,
+                    degree,
+                    LayoutKind::Block,
+                    &what,
+                    str::to_string,
+                );
+                assert_same_files(
+                    &plain.area.shared,
+                    &area.shared,
+                    &format!("{what}: shared files"),
+                    &no_skip,
+                );
             }
         }
     }

@@ -7,7 +7,7 @@ use crate::link::ReplicaLink;
 use crate::report::{Mismatch, OpKind};
 use crate::tag::{tag, Step};
 use crate::vote::{vote, Digest, Verdict};
-use crate::{wire, OpContext, OpError};
+use crate::{wire, Errno, OpContext, OpError, EIO};
 
 /// The digests of all replicas and the verdict on them.
 #[derive(Debug)]
@@ -36,7 +36,62 @@ pub(crate) fn agree<L: ReplicaLink + ?Sized>(
     link: &mut L,
     mine: &Digest,
 ) -> Result<Agreement, OpError> {
-    let raw = link.exchange_all(tag(ctx.seq, Step::Vote), &wire::encode_digest(mine))?;
+    let digests = exchange_digests(link, tag(ctx.seq, Step::Vote), mine)?;
+    let verdict = vote(&digests);
+    if let Some(mismatch) = Mismatch::from_vote(op, ctx, &digests, &verdict) {
+        (ctx.on_mismatch)(mismatch);
+    }
+    Ok(Agreement { digests, verdict })
+}
+
+/// Checks that every replica ended with the same result after data were
+/// passed between replicas (tag step [`Step::Check`]): exchanges `mine`,
+/// the digest of what this replica holds, with every replica.
+///
+/// Unanimous: returns this replica's result. Otherwise returns `EIO` (the
+/// same on every replica) and the report to pass on: the replicas whose
+/// digest differs from `reference`'s (the replica the data came from), or
+/// without a reference the vote's minority (everyone without a majority);
+/// `corrected_from` is `None`.
+pub(crate) fn confirm<L: ReplicaLink + ?Sized>(
+    op: OpKind,
+    ctx: &OpContext<'_>,
+    link: &mut L,
+    mine: &Digest,
+    reference: Option<usize>,
+) -> Result<(Result<usize, Errno>, Option<Mismatch>), OpError> {
+    let digests = exchange_digests(link, tag(ctx.seq, Step::Check), mine)?;
+    if digests.iter().all(|d| d == mine) {
+        return Ok((mine.outcome.result(), None));
+    }
+    let n = digests.len();
+    let (disagreeing, reference) = match reference {
+        Some(k) if k < n => ((0..n).filter(|&i| digests[i] != digests[k]).collect(), k),
+        _ => match vote(&digests) {
+            Verdict::Majority { source, minority } => (minority, source),
+            _ => ((0..n).collect(), 0),
+        },
+    };
+    let mismatch = Mismatch {
+        op,
+        rank: ctx.rank,
+        path: ctx.path.to_owned(),
+        offset: digests[reference].offset,
+        len: digests[reference].requested,
+        digests,
+        disagreeing,
+        corrected_from: None,
+    };
+    Ok((Err(EIO), Some(mismatch)))
+}
+
+/// Exchanges `mine` with every replica under `tag` and decodes the digests.
+fn exchange_digests<L: ReplicaLink + ?Sized>(
+    link: &mut L,
+    tag: u32,
+    mine: &Digest,
+) -> Result<Vec<Digest>, OpError> {
+    let raw = link.exchange_all(tag, &wire::encode_digest(mine))?;
     if raw.len() != link.degree() {
         // Only a faulty link implementation gets here.
         return Err(OpError::Protocol {
@@ -44,16 +99,10 @@ pub(crate) fn agree<L: ReplicaLink + ?Sized>(
             what: "link returned a payload count other than the degree",
         });
     }
-    let digests = raw
-        .iter()
+    raw.iter()
         .enumerate()
         .map(|(replica, bytes)| {
             wire::decode_digest(bytes).map_err(|what| OpError::Protocol { replica, what })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let verdict = vote(&digests);
-    if let Some(mismatch) = Mismatch::from_vote(op, ctx, &digests, &verdict) {
-        (ctx.on_mismatch)(mismatch);
-    }
-    Ok(Agreement { digests, verdict })
+        .collect()
 }

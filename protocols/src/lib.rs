@@ -26,6 +26,13 @@
 //! - A link carries one operation at a time: with several threads doing
 //!   coordinated I/O, serialise them (same order on every replica).
 //! - The protocols only use tags in [`tag::PROTOCOL_TAGS`].
+//! - Which replicas call [`FileIo`]: every replica under None and Simple
+//!   (read); only replica 0 under Read & Distribute, Chained and Chunked &
+//!   Chained Read; replicas `0..readers` under Extended Simple Read; the
+//!   owner of each chunk (`i mod r`) under Distributed Chunked Read; the
+//!   writer under Simple Write; every majority replica under Distributed
+//!   Write. Pass every replica a real descriptor anyway: which replicas
+//!   touch the file can depend on the vote and on the buffer length.
 //! - [`OpError::Link`] and [`OpError::Protocol`] are local failures (the
 //!   other replicas may have returned something else); fail-over is the
 //!   caller's. [`OpError::errno`] gives the errno for the application.
@@ -37,13 +44,16 @@
 //! - [`tag`]: message tags derived from the operation sequence number;
 //! - [`report`]: the mismatch report;
 //! - `consensus` and `wire` (private): the digest exchange and vote every
-//!   voting protocol starts with, and the byte encoding of its messages;
+//!   voting protocol starts with (and the confirmation round of the
+//!   protocols that pass data between replicas), and the byte encoding of
+//!   their messages; `chunks` (private): cutting buffers into chunks;
 //! - [`read`], [`write`](mod@write): one module per protocol and a dispatcher;
 //! - `memory` (feature `memory-link`, always on in this crate's tests): an
 //!   in-memory link and file with fault injection, for tests.
 
 #![warn(missing_docs)]
 
+mod chunks;
 mod consensus;
 pub mod error;
 pub mod io;

@@ -27,8 +27,9 @@ pub const STEPS_PER_OP: u32 = 4;
 /// Every tag the protocols may use; the rest of `0..=32767` is the caller's.
 pub const PROTOCOL_TAGS: Range<u32> = 0..(SEQ_WINDOW as u32) * STEPS_PER_OP;
 
-// MPI only guarantees tags up to 32767.
+// MPI only guarantees tags up to 32767, and every step must fit its slot.
 const _: () = assert!(PROTOCOL_TAGS.end <= 32767 + 1);
+const _: () = assert!((Step::Check as u32) < STEPS_PER_OP);
 
 /// The role of a message within one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,6 +42,10 @@ pub enum Step {
     /// The outcome of an I/O call made by one replica for all (e.g. the
     /// writer's byte count or errno).
     Result = 2,
+    /// Confirmation round after data were passed between replicas: every
+    /// replica's digest of what it ended with, exchanged all-to-all, so
+    /// that a transfer corrupted on the way is noticed by every replica.
+    Check = 3,
 }
 
 /// The tag of the `step` message of operation `seq`.
@@ -53,7 +58,7 @@ pub fn tag(seq: u64, step: Step) -> u32 {
 mod tests {
     use super::*;
 
-    const STEPS: [Step; 3] = [Step::Vote, Step::Data, Step::Result];
+    const STEPS: [Step; 4] = [Step::Vote, Step::Data, Step::Result, Step::Check];
 
     #[test]
     fn tags_stay_in_the_protocol_range_and_below_the_mpi_minimum_bound() {

@@ -49,6 +49,10 @@ pub struct Replica {
     pub preads: u64,
     /// `pwrite` calls this replica made.
     pub pwrites: u64,
+    /// Bytes this replica's own `pread` calls returned.
+    pub bytes_read: u64,
+    /// Bytes this replica's own `pwrite` calls wrote.
+    pub bytes_written: u64,
     /// Messages this replica sent.
     pub messages_sent: u64,
 }
@@ -86,6 +90,8 @@ pub fn read_all(
             reports,
             preads: io.preads(),
             pwrites: io.pwrites(),
+            bytes_read: io.bytes_read(),
+            bytes_written: io.bytes_written(),
             messages_sent: link.messages_sent(),
         }
     })
@@ -119,6 +125,8 @@ pub fn write_all(
             reports,
             preads: io.preads(),
             pwrites: io.pwrites(),
+            bytes_read: io.bytes_read(),
+            bytes_written: io.bytes_written(),
             messages_sent: link.messages_sent(),
         }
     })

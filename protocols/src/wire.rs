@@ -7,7 +7,20 @@
 //! result  = kind:u8 (0 = count, 1 = errno) · count:u64 | errno:i32
 //! digest  = offset:u64 · requested:u64 · result      (count = data length)
 //!           · crc:u32 when kind = 0
+//! chunk   = data (exactly `full` bytes) · crc:u32(data)            (a full chunk)
+//!         | result · data (count bytes) · !crc:u32(result · data) · [pad:u8 = 0]
+//!                                           (a short chunk or an errno; final)
 //! ```
+//!
+//! A chunk message is for a chunk of `full` bytes that both ends know. A
+//! full chunk is exactly `full + 4` bytes long; any other message is the
+//! final one of its chain, padded with one zero byte in the one case where
+//! it would otherwise also be `full + 4` bytes long. So whether more
+//! messages follow is decided by the message's length, which a corrupted
+//! payload cannot change: a receiver forwards and waits for exactly the
+//! messages the sender sends, even when it cannot decode them. The final
+//! form's CRC is inverted (`!crc`), so that a final message that lost its
+//! padding byte cannot pass for a full chunk.
 
 use crate::vote::{Digest, Outcome};
 use crate::Errno;
@@ -63,6 +76,89 @@ pub(crate) fn decode_result(bytes: &[u8], cap: usize) -> Result<Result<usize, Er
         Ok(count) if count > cap => Err("byte count exceeds the agreed length"),
         other => Ok(other),
     }
+}
+
+/// Decodes a result whose count may not exceed `cap` from the front of
+/// `bytes`; returns it and the rest.
+pub(crate) fn decode_result_from(
+    bytes: &[u8],
+    cap: usize,
+) -> Result<(Result<usize, Errno>, &[u8]), Malformed> {
+    match decode_result_prefix(bytes)? {
+        (Ok(count), _) if count > cap => Err("byte count exceeds the agreed length"),
+        other => Ok(other),
+    }
+}
+
+/// One decoded chunk message (see the module documentation).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Chunk<'a> {
+    /// All `full` bytes of the chunk; more chunks may follow.
+    Full(&'a [u8]),
+    /// The final message: a short count with its bytes, or an errno (no
+    /// bytes).
+    Final(Result<usize, Errno>, &'a [u8]),
+}
+
+/// Whether a chunk message of `len` bytes for a `full`-byte chunk is a full
+/// chunk (so that, unless it is the last chunk of the buffer, more follow).
+pub(crate) fn is_full_chunk(len: usize, full: usize) -> bool {
+    Some(len) == full.checked_add(4)
+}
+
+/// Encodes the chunk message for a `full`-byte chunk whose read produced
+/// `result`, with `data` the bytes read (`data.len()` equal to the count,
+/// empty for an errno).
+pub(crate) fn encode_chunk(result: Result<usize, Errno>, data: &[u8], full: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 14);
+    if result == Ok(full) {
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+        return out;
+    }
+    encode_result(result, &mut out);
+    if result.is_ok() {
+        out.extend_from_slice(data);
+    }
+    let crc = !crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    if is_full_chunk(out.len(), full) {
+        out.push(0);
+    }
+    out
+}
+
+/// Decodes a chunk message for a `full`-byte chunk, checking its CRC.
+pub(crate) fn decode_chunk(bytes: &[u8], full: usize) -> Result<Chunk<'_>, Malformed> {
+    if is_full_chunk(bytes.len(), full) {
+        let (data, crc) = bytes.split_at(full);
+        return if crc32fast::hash(data).to_le_bytes() == crc {
+            Ok(Chunk::Full(data))
+        } else {
+            Err("chunk checksum mismatch")
+        };
+    }
+    let (result, rest) = decode_result_prefix(bytes)?;
+    let count = match result {
+        Ok(count) if count >= full => return Err("final chunk is not short"),
+        Ok(count) => count,
+        Err(_) => 0,
+    };
+    if rest.len() < count {
+        return Err("message too short");
+    }
+    let (data, rest) = rest.split_at(count);
+    let (crc, rest) = take::<4>(rest)?;
+    let covered = bytes.len() - rest.len() - 4;
+    let padded = is_full_chunk(covered + 4, full);
+    match (rest, padded) {
+        ([], false) | ([0], true) => {}
+        _ => return Err("trailing bytes after chunk"),
+    }
+    if (!crc32fast::hash(&bytes[..covered])).to_le_bytes() != crc {
+        return Err("chunk checksum mismatch");
+    }
+    Ok(Chunk::Final(result, data))
 }
 
 /// Encodes `digest`.
@@ -176,6 +272,52 @@ mod tests {
         out.clear();
         encode_result(Err(-EIO), &mut out);
         assert_eq!(decode_result(&out, 10), Err("errno is not positive"));
+    }
+
+    #[test]
+    fn chunks_round_trip_and_finality_follows_from_the_length() {
+        let data: Vec<u8> = (0..40u8).collect();
+        for full in [0usize, 1, 5, 9, 13, 16, 40] {
+            let mut cases = vec![(Err(EIO), 0), (Err(ENOSPC), 0)];
+            cases.extend((0..=full.min(data.len())).map(|n| (Ok(n), n)));
+            for (result, n) in cases {
+                let bytes = encode_chunk(result, &data[..n], full);
+                let full_chunk = result == Ok(full);
+                assert_eq!(
+                    is_full_chunk(bytes.len(), full),
+                    full_chunk,
+                    "{full} {result:?}"
+                );
+                let expected = if full_chunk {
+                    Chunk::Full(&data[..n])
+                } else {
+                    Chunk::Final(result, &data[..n])
+                };
+                assert_eq!(
+                    decode_chunk(&bytes, full),
+                    Ok(expected),
+                    "{full} {result:?}"
+                );
+                // Any single flipped bit is caught.
+                for bit in 0..bytes.len() * 8 {
+                    let mut bad = bytes.clone();
+                    bad[bit / 8] ^= 1 << (bit % 8);
+                    if let Ok(chunk) = decode_chunk(&bad, full) {
+                        panic!("flip {bit} of {full} {result:?} accepted as {chunk:?}");
+                    }
+                }
+                // So is any truncation or extension.
+                for cut in 0..bytes.len() {
+                    assert!(
+                        decode_chunk(&bytes[..cut], full).is_err(),
+                        "{full} {result:?} cut {cut}"
+                    );
+                }
+                let mut longer = bytes.clone();
+                longer.push(0);
+                assert!(decode_chunk(&longer, full).is_err());
+            }
+        }
     }
 
     #[test]

@@ -153,27 +153,29 @@ fn report_link(what: &str, error: &dyn std::fmt::Display) -> Errno {
     libc::EIO
 }
 
-/// Which protocols apply to `path`. Protocols not implemented yet fall back
-/// to Simple, with a warning (see issue 4).
+/// Which protocols apply to `path`, with their parameters. Distributed
+/// Separate Write is not implemented yet and runs as Simple, with a warning.
 fn protocols_for(path: &str) -> (ReadProtocol, WriteProtocol) {
     let Some(config) = settings::get() else {
         return (ReadProtocol::Simple, WriteProtocol::Simple);
     };
     let io = config.protocols_for(path);
+    let chunk = usize::try_from(io.chunk_size).unwrap_or(usize::MAX);
     let read = match io.read {
         config::ReadProtocol::None => ReadProtocol::None,
         config::ReadProtocol::Simple => ReadProtocol::Simple,
-        other => {
-            crate::log!(
-                Warn,
-                "{path}: read protocol {other} is not implemented yet; using simple"
-            );
-            ReadProtocol::Simple
-        }
+        config::ReadProtocol::ExtendedSimple => ReadProtocol::ExtendedSimple {
+            readers: io.readers as usize,
+        },
+        config::ReadProtocol::ReadDistribute => ReadProtocol::ReadDistribute,
+        config::ReadProtocol::Chained => ReadProtocol::Chained,
+        config::ReadProtocol::ChunkedChained => ReadProtocol::ChunkedChained { chunk },
+        config::ReadProtocol::DistributedChunked => ReadProtocol::DistributedChunked { chunk },
     };
     let write = match io.write {
         config::WriteProtocol::None => WriteProtocol::None,
         config::WriteProtocol::Simple => WriteProtocol::Simple,
+        config::WriteProtocol::Distributed => WriteProtocol::Distributed { chunk },
         other => {
             crate::log!(
                 Warn,
@@ -191,9 +193,14 @@ fn protocols_for(path: &str) -> (ReadProtocol, WriteProtocol) {
 pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32, ManagedFile)> {
     main_thread_only("open", &resolved.path.display())?;
     let path = resolved.c_path.as_c_str();
+    // redio places every write itself (O_APPEND: at the size the leader
+    // reports). A real descriptor with O_APPEND would make Linux's pwrite
+    // ignore the offset, and pieces written by several replicas would land
+    // in arrival order.
+    let real_flags = flags & !libc::O_APPEND;
     let reply = on_leader("open", || {
         // SAFETY: a NUL-terminated path.
-        let fd = unsafe { real::open(path.as_ptr(), flags, mode) };
+        let fd = unsafe { real::open(path.as_ptr(), real_flags, mode) };
         Reply {
             outcome: if fd < 0 {
                 Err(errno())
@@ -208,7 +215,7 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     let (fd, placeholder) = if me == 0 {
         (leader_fd as i32, false)
     } else {
-        let follow = flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
+        let follow = real_flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
         // SAFETY: a NUL-terminated path.
         match unsafe { real::open(path.as_ptr(), follow, mode) } {
             fd if fd >= 0 => (fd, false),

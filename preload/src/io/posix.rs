@@ -597,7 +597,8 @@ pub unsafe fn fcntl(
             "fcntl",
             fd,
             |file| {
-                let rc = real(fd, cmd, arg);
+                // O_APPEND stays redio's to emulate (see managed::open).
+                let rc = real(fd, cmd, arg & !(libc::O_APPEND as c_ulong));
                 if rc == 0 {
                     file.set_status_flags(arg as c_int);
                 }

@@ -53,6 +53,8 @@ impl MemoryFile {
             faults,
             preads: 0,
             pwrites: 0,
+            bytes_read: 0,
+            bytes_written: 0,
         }
     }
 
@@ -74,6 +76,9 @@ pub struct Faults {
     pub read_error: Option<Errno>,
     /// `pwrite` fails with this errno (e.g. `ENOSPC`) without writing.
     pub write_error: Option<Errno>,
+    /// `pwrite` writes at most this many bytes per call (a short write,
+    /// e.g. a full disk or a signal).
+    pub write_limit: Option<usize>,
 }
 
 impl Faults {
@@ -82,6 +87,7 @@ impl Faults {
         flip_read_bit: None,
         read_error: None,
         write_error: None,
+        write_limit: None,
     };
 }
 
@@ -92,9 +98,21 @@ pub struct MemoryIo {
     faults: Faults,
     preads: u64,
     pwrites: u64,
+    bytes_read: u64,
+    bytes_written: u64,
 }
 
 impl MemoryIo {
+    /// Bytes this replica's successful `pread` calls returned.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Bytes this replica's successful `pwrite` calls wrote.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
     /// `pread` calls made through this replica, failed ones included.
     pub fn preads(&self) -> u64 {
         self.preads
@@ -125,6 +143,7 @@ impl FileIo for MemoryIo {
         if let Some(bit) = self.faults.flip_read_bit.filter(|bit| bit / 8 < n) {
             buf[bit / 8] ^= 1 << (bit % 8);
         }
+        self.bytes_read += n as u64;
         Ok(n)
     }
 
@@ -133,6 +152,9 @@ impl FileIo for MemoryIo {
         if let Some(errno) = self.faults.write_error {
             return Err(errno);
         }
+        let data = &data[..data
+            .len()
+            .min(self.faults.write_limit.unwrap_or(usize::MAX))];
         let start = usize::try_from(offset).map_err(|_| libc::EFBIG)?;
         let end = start.checked_add(data.len()).ok_or(libc::EFBIG)?;
         let mut state = self.file.lock();
@@ -143,6 +165,7 @@ impl FileIo for MemoryIo {
         state.bytes[start..end].copy_from_slice(data);
         state.pwrite_calls += 1;
         state.bytes_written += data.len() as u64;
+        self.bytes_written += data.len() as u64;
         Ok(data.len())
     }
 }
@@ -163,6 +186,7 @@ mod tests {
         assert_eq!(io.pread(&mut buf, 10), Ok(0));
         assert_eq!(io.pread(&mut buf, u64::MAX), Ok(0));
         assert_eq!(io.preads(), 4);
+        assert_eq!(io.bytes_read(), 6);
     }
 
     #[test]
@@ -176,6 +200,7 @@ mod tests {
             (file.pwrite_calls(), file.bytes_written(), io.pwrites()),
             (2, 3, 2)
         );
+        assert_eq!(io.bytes_written(), 3);
         assert_eq!(io.pwrite(b"Z", u64::MAX), Err(libc::EFBIG));
     }
 
@@ -202,5 +227,12 @@ mod tests {
         assert_eq!(broken.pwrite(b"zz", 0), Err(libc::ENOSPC));
         assert_eq!(file.contents(), b"\x00\x00");
         assert_eq!((file.pwrite_calls(), broken.pwrites()), (0, 1));
+
+        let mut short = file.io(Faults {
+            write_limit: Some(1),
+            ..Faults::NONE
+        });
+        assert_eq!(short.pwrite(b"ab", 0), Ok(1));
+        assert_eq!(file.contents(), b"a\x00");
     }
 }

@@ -35,6 +35,9 @@ pub struct MemoryLink {
     /// by sender; kept in arrival order so same-tag order is preserved.
     pending: Vec<VecDeque<Envelope>>,
     dead: Vec<bool>,
+    /// Fault injection: (sender, tag, messages to let through first) of
+    /// messages to corrupt on receipt.
+    corrupt: Vec<(usize, u32, usize)>,
     timeout: Duration,
     messages_sent: u64,
     bytes_sent: u64,
@@ -73,6 +76,7 @@ fn links(degree: usize, capacity: usize) -> Vec<MemoryLink> {
             from,
             pending: (0..degree).map(|_| VecDeque::new()).collect(),
             dead: vec![false; degree],
+            corrupt: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
             messages_sent: 0,
             bytes_sent: 0,
@@ -87,6 +91,43 @@ impl MemoryLink {
         if let Some(dead) = self.dead.get_mut(replica) {
             *dead = true;
         }
+    }
+
+    /// Fault injection: the next message this link receives from `replica`
+    /// under `tag` arrives with one bit flipped (bit 0 of its middle byte,
+    /// `len / 2`), as if damaged in transit. Empty messages are left alone.
+    /// Each call corrupts one more message.
+    pub fn corrupt_next_from(&mut self, replica: usize, tag: u32) {
+        self.corrupt_nth_from(replica, tag, 0);
+    }
+
+    /// Like [`corrupt_next_from`](Self::corrupt_next_from), but lets `skip`
+    /// messages from `replica` under `tag` through intact first.
+    pub fn corrupt_nth_from(&mut self, replica: usize, tag: u32, skip: usize) {
+        self.corrupt.push((replica, tag, skip));
+    }
+
+    /// Applies pending [`corrupt_nth_from`](Self::corrupt_nth_from)s.
+    fn deliver(&mut self, from: usize, tag: u32, mut data: Vec<u8>) -> Vec<u8> {
+        let mut hit = None;
+        for (i, entry) in self.corrupt.iter_mut().enumerate() {
+            if (entry.0, entry.1) != (from, tag) {
+                continue;
+            }
+            match entry.2.checked_sub(1) {
+                Some(left) => entry.2 = left,
+                None if hit.is_none() => hit = Some(i),
+                None => {}
+            }
+        }
+        if let Some(i) = hit {
+            self.corrupt.remove(i);
+            let middle = data.len() / 2;
+            if let Some(byte) = data.get_mut(middle) {
+                *byte ^= 1;
+            }
+        }
+        data
     }
 
     /// Sets how long `send` and `recv` wait before [`LinkError::Timeout`].
@@ -153,14 +194,17 @@ impl ReplicaLink for MemoryLink {
         self.check(from)?;
         let pending = &mut self.pending[from];
         if let Some(i) = pending.iter().position(|e| e.tag == tag) {
-            return Ok(pending.remove(i).map(|e| e.data).unwrap_or_default());
+            let data = pending.remove(i).map(|e| e.data).unwrap_or_default();
+            return Ok(self.deliver(from, tag, data));
         }
         let deadline = Instant::now() + self.timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.from[from].recv_timeout(left) {
-                Ok(envelope) if envelope.tag == tag => return Ok(envelope.data),
-                Ok(other) => pending.push_back(other),
+                Ok(envelope) if envelope.tag == tag => {
+                    return Ok(self.deliver(from, tag, envelope.data))
+                }
+                Ok(other) => self.pending[from].push_back(other),
                 Err(RecvTimeoutError::Timeout) => return Err(LinkError::Timeout { replica: from }),
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(LinkError::PeerFailed { replica: from })
@@ -238,6 +282,22 @@ mod tests {
             c.send(0, 5, b"x"),
             Err(LinkError::PeerFailed { replica: 0 })
         );
+    }
+
+    #[test]
+    fn corrupt_next_from_flips_one_bit_of_one_message() {
+        let mut links = link_set(2);
+        let mut b = links.pop().expect("two links");
+        let mut a = links.pop().expect("two links");
+        b.corrupt_next_from(0, 1);
+        b.corrupt_nth_from(0, 1, 2);
+        for (tag, data) in [(2, [0u8; 3]), (1, [0; 3]), (1, [0; 3]), (1, [0; 3])] {
+            a.send(1, tag, &data).expect("send");
+        }
+        assert_eq!(b.recv(0, 2), Ok(vec![0, 0, 0]));
+        assert_eq!(b.recv(0, 1), Ok(vec![0, 1, 0]));
+        assert_eq!(b.recv(0, 1), Ok(vec![0, 0, 0]));
+        assert_eq!(b.recv(0, 1), Ok(vec![0, 1, 0]));
     }
 
     #[test]

@@ -1,10 +1,18 @@
 //! Read protocols: one module per protocol, and [`run`], the dispatcher the
 //! interposition layer calls for every read of a coordinated file.
 
+mod chained;
+mod chunked_chained;
+mod distribute;
+mod distributed_chunked;
+mod extended_simple;
 mod none;
+mod relay;
 mod simple;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
 
 use crate::{FileIo, OpContext, OpError, ReplicaLink};
 
@@ -16,6 +24,32 @@ pub enum ReadProtocol {
     /// Every replica reads; the replicas vote on CRC-32 digests and a
     /// three-replica majority corrects the minority (see `read::simple`).
     Simple,
+    /// The first `readers` replicas (clamped to `1..=r`) read and vote;
+    /// the lowest-index majority reader sends the data to the others (see
+    /// `read::extended_simple`).
+    ExtendedSimple {
+        /// How many replicas read the file (`s`).
+        readers: usize,
+    },
+    /// Replica 0 reads and sends the data, with a CRC-32, to every other
+    /// replica (see `read::distribute`).
+    ReadDistribute,
+    /// Replica 0 reads; the data pass along the chain `0 → 1 → 2` (see
+    /// `read::chained`).
+    Chained,
+    /// Chained Read cut into `chunk`-byte chunks, reading overlapping with
+    /// forwarding (see `read::chunked_chained`). `chunk = 0`: one chunk.
+    ChunkedChained {
+        /// Chunk size in bytes.
+        chunk: usize,
+    },
+    /// Chunk `i` is read by replica `i mod r`, then all replicas exchange
+    /// their chunks (see `read::distributed_chunked`). `chunk = 0`: one
+    /// chunk.
+    DistributedChunked {
+        /// Chunk size in bytes.
+        chunk: usize,
+    },
 }
 
 impl ReadProtocol {
@@ -24,6 +58,11 @@ impl ReadProtocol {
         match self {
             ReadProtocol::None => "none",
             ReadProtocol::Simple => "simple",
+            ReadProtocol::ExtendedSimple { .. } => "extended-simple",
+            ReadProtocol::ReadDistribute => "read-distribute",
+            ReadProtocol::Chained => "chained",
+            ReadProtocol::ChunkedChained { .. } => "chunked-chained",
+            ReadProtocol::DistributedChunked { .. } => "distributed-chunked",
         }
     }
 }
@@ -52,5 +91,16 @@ where
     match protocol {
         ReadProtocol::None => none::run(io, buf, offset),
         ReadProtocol::Simple => simple::run(ctx, link, io, buf, offset),
+        ReadProtocol::ExtendedSimple { readers } => {
+            extended_simple::run(ctx, link, io, buf, offset, readers)
+        }
+        ReadProtocol::ReadDistribute => distribute::run(ctx, link, io, buf, offset),
+        ReadProtocol::Chained => chained::run(ctx, link, io, buf, offset),
+        ReadProtocol::ChunkedChained { chunk } => {
+            chunked_chained::run(ctx, link, io, buf, offset, chunk)
+        }
+        ReadProtocol::DistributedChunked { chunk } => {
+            distributed_chunked::run(ctx, link, io, buf, offset, chunk)
+        }
     }
 }

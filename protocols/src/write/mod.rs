@@ -1,10 +1,13 @@
 //! Write protocols: one module per protocol, and [`run`], the dispatcher
 //! the interposition layer calls for every write to a coordinated file.
 
+mod distributed;
 mod none;
 mod simple;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_distributed;
 
 use crate::{FileIo, OpContext, OpError, ReplicaLink};
 
@@ -18,6 +21,14 @@ pub enum WriteProtocol {
     /// holding the agreed buffer writes it and tells the others the result
     /// (see `write::simple`).
     Simple,
+    /// The replicas vote as in Simple Write, then piece `i` of the buffer
+    /// (`chunk` bytes) is written by replica `i mod r` and the replicas
+    /// exchange their results (see `write::distributed`). `chunk = 0`: one
+    /// piece.
+    Distributed {
+        /// Piece size in bytes.
+        chunk: usize,
+    },
 }
 
 impl WriteProtocol {
@@ -26,6 +37,7 @@ impl WriteProtocol {
         match self {
             WriteProtocol::None => "none",
             WriteProtocol::Simple => "simple",
+            WriteProtocol::Distributed { .. } => "distributed",
         }
     }
 }
@@ -55,5 +67,8 @@ where
     match protocol {
         WriteProtocol::None => none::run(io, data, offset),
         WriteProtocol::Simple => simple::run(ctx, link, io, data, offset),
+        WriteProtocol::Distributed { chunk } => {
+            distributed::run(ctx, link, io, data, offset, chunk)
+        }
     }
 }
