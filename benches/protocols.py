@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Benchmark of every coordination protocol (issue 4), measured side by side.
+
+One logical rank reads or writes 64 MiB (4 blocks when blocks are larger)
+to a local directory declared shared, under each protocol at r = 1, 2, 3,
+against None at r=1 in the same interleaved loop. Reports throughput and the
+time relative to None r=1; writes docs/img/protocols.png.
+
+Usage: benches/protocols.py [--reps N] [--blocks 65536,1048576,...]
+"""
+import argparse
+import os
+import statistics
+import tempfile
+
+from interposition import MiB, ROOT, compile_loop, human, redio, seconds
+
+READS = ["simple", "extended-simple", "read-distribute", "chained", "chunked-chained", "distributed-chunked"]
+WRITES = ["simple", "distributed"]
+CHUNK = "4MiB"
+
+
+def config(directory, name, shared, read, write):
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(f"version: 1\nshared:\n  paths: [{shared}]\n")
+        f.write(f"io:\n  read: {read}\n  write: {write}\n  chunk_size: {CHUNK}\n")
+    return path
+
+
+def measure(exe, work, reps, blocks):
+    shared = os.path.join(work, "shared")
+    os.makedirs(shared)
+    baseline = config(work, "none.yaml", shared, "none", "none")
+    rows = []
+    for mode, protocols in [("read", READS), ("write", WRITES)]:
+        for block in blocks:
+            total = max(64 * MiB, 4 * block)
+            args = (mode, shared, str(block), str(total))
+            if mode == "read":
+                seconds(redio(exe, 1, 1, baseline, "write", shared, str(block), str(total)))
+            variants = [("none", 1, baseline)]
+            for protocol in protocols:
+                read, write = (protocol, "none") if mode == "read" else ("none", protocol)
+                for degree in (1, 2, 3):
+                    variants.append((protocol, degree, config(work, f"{protocol}-{mode}.yaml", shared, read, write)))
+            samples = {(p, d): [] for p, d, _ in variants}
+            for _ in range(reps):
+                for protocol, degree, path in variants:
+                    samples[(protocol, degree)].append(seconds(redio(exe, 1, degree, path, *args)))
+            medians = {key: statistics.median(values) for key, values in samples.items()}
+            rows.append((mode, block, total, medians))
+    return rows
+
+
+def report(rows):
+    print(f"\n### Every protocol against None at r=1 (chunk {CHUNK}; time relative to None r=1, lower is better)\n")
+    print("| operation | block | protocol | r=1 | r=2 | r=3 | None r=1 |")
+    print("|---|---|---|---|---|---|---|")
+    for mode, block, total, m in rows:
+        base = m[("none", 1)]
+        for protocol in sorted({p for p, _ in m if p != "none"}, key=(READS + WRITES).index):
+            ratios = " | ".join(f"{m[(protocol, d)] / base:.2f}x" for d in (1, 2, 3))
+            print(f"| {mode} | {human(block)} | {protocol} | {ratios} | {total / base / MiB:.0f} MiB/s |")
+
+
+def plot(rows):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, mode in zip(axes, ["read", "write"]):
+        mine = [(block, m) for md, block, _, m in rows if md == mode]
+        for protocol in (READS if mode == "read" else WRITES):
+            ax.plot([b for b, _ in mine], [m[(protocol, 2)] / m[("none", 1)] for _, m in mine], marker="o", label=protocol)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{mode}, r=2")
+        ax.set_xlabel("block size (bytes)")
+    axes[0].set_ylabel("time relative to None at r=1")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    out = os.path.join(ROOT, "docs", "img", "protocols.png")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    print(f"\nplot: {os.path.relpath(out, ROOT)}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--blocks", default=f"{64 * 1024},{MiB},{16 * MiB}")
+    args = parser.parse_args()
+    exe = compile_loop()
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as work:
+        rows = measure(exe, work, args.reps, [int(b) for b in args.blocks.split(",")])
+    report(rows)
+    plot(rows)
+
+
+if __name__ == "__main__":
+    main()
