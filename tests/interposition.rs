@@ -62,6 +62,7 @@ const THREADS: &str = "io/io_threads.c";
 const CHILD: &str = "io/io_child.c";
 const UNSUPPORTED: &str = "io/io_unsupported.c";
 const FAULTS: &str = "io/io_faults.c";
+const RULES: &str = "io/io_rules.c";
 
 /// Every program and the flavours it is compiled in.
 const PROGRAMS: [(&str, Flavour); 12] = [
@@ -780,6 +781,88 @@ fn every_protocol_matches_plain_mpich() {
                 );
             }
         }
+    }
+}
+
+/// YAML selection end to end: three rules send three files through three
+/// protocol pairs. redio's debug log names each file's protocols, and the
+/// bytes counted from outside match each protocol: Distributed and Simple
+/// Write put each byte on the file once, None once per replica.
+#[test]
+fn three_rules_send_three_files_through_three_protocols_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, RULES, Flavour::O0);
+    let plain = reference(mpi, RULES, Flavour::O0, &[]);
+    let degree = 3;
+    let area = Area::new("rules-r3", true);
+    let yaml = format!(
+        "version: 1\n\
+         shared:\n  paths: [\"{}\"]\n\
+         io:\n  read: simple\n  write: simple\n  rules:\n\
+         \x20   - {{path: \"*.a\", read: read-distribute, write: distributed, chunk_size: 256}}\n\
+         \x20   - {{path: \"*.b\", read: chained, write: simple}}\n\
+         \x20   - {{path: \"*.c\", read: none, write: none}}\n",
+        area.shared.display()
+    );
+    std::fs::write(&area.config, yaml).unwrap();
+    let trace = area.root.join("trace");
+    let mut args = strace_prefix(&trace);
+    args.push(exe.display().to_string());
+    let job = replicated(
+        mpi,
+        Path::new("strace"),
+        &area,
+        (degree, "block"),
+        &args,
+        &[("REDIO_LOG_LEVEL", "debug")],
+    );
+    check_success(&job, "io_rules r=3");
+    assert_stdout_matches(
+        &plain.job,
+        &job,
+        degree,
+        LayoutKind::Block,
+        "io_rules r=3",
+        str::to_string,
+    );
+    assert_same_files(
+        &plain.area.shared,
+        &area.shared,
+        "io_rules r=3: shared files",
+        &no_skip,
+    );
+    for rank in 0..RANKS {
+        for (suffix, log) in [
+            ("a", Some("read read-distribute, write distributed")),
+            ("b", Some("read chained, write simple")),
+            ("c", None),
+        ] {
+            let file = area.shared_file(&format!("rules.{rank}.{suffix}"));
+            let path = file.display().to_string();
+            match log {
+                Some(protocols) => assert!(
+                    !lines_with(&job.stderr, &["coordinated", &path, protocols]).is_empty(),
+                    "the debug log must show {path} opened with {protocols}:\n{}",
+                    job.stderr
+                ),
+                None => assert!(
+                    !lines_with(&job.stderr, &["ProtocolNone", &path]).is_empty(),
+                    "the debug log must show {path} passing through (protocol none):\n{}",
+                    job.stderr
+                ),
+            }
+        }
+    }
+    let bytes = written_bytes(&trace, &area.shared);
+    for rank in 0..RANKS {
+        let count = |suffix: &str| bytes.get(&format!("rules.{rank}.{suffix}")).copied();
+        assert_eq!(count("a"), Some(4096), "distributed: once; {bytes:?}");
+        assert_eq!(count("b"), Some(4096), "simple: once; {bytes:?}");
+        assert_eq!(
+            count("c"),
+            Some(4096 * u64::from(degree)),
+            "none: once per replica; {bytes:?}"
+        );
     }
 }
 
