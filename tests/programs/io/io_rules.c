@@ -1,6 +1,8 @@
 /* Three files, three rules: each rank writes 4 KiB to rules.<rank>.a, .b and
- * .c in 1 KiB writes, then reads each back and prints its checksum. The
- * test's configuration sends each file through different protocols.
+ * .c in 1 KiB writes, then reads .a and .b back and prints their checksums.
+ * The test's configuration sends each file through different protocols; .c
+ * gets protocol none, where every replica truncates and writes the file on
+ * its own, so reading it back would race with the other replicas.
  * Usage: io_rules SHARED_DIR LOCAL_DIR */
 #include "io.h"
 
@@ -16,6 +18,11 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 4; i++) {
             for (size_t j = 0; j < sizeof block; j++) block[j] = (char)(j * 31 + i * 7 + f + rank);
             if (write(fd, block, sizeof block) != (ssize_t)sizeof block) perror("write");
+        }
+        if (f == 2) {
+            say("%s: written", suffixes[f]);
+            close(fd);
+            continue;
         }
         ssize_t n = pread(fd, back, sizeof back, 0);
         unsigned long sum = 0;
