@@ -71,5 +71,8 @@ pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_i
     log::announce(format_args!(
         "MPI_Abort({scope}, {errorcode}) called by the application: stopping the whole job"
     ));
+    // The launcher tears down its output forwarding as soon as the abort
+    // reaches it; give it a moment to forward the line above first.
+    std::thread::sleep(std::time::Duration::from_millis(200));
     pmpi::PMPI_Abort(world::real_world(), errorcode)
 }
