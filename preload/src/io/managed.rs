@@ -68,9 +68,10 @@ pub fn set_errno(value: Errno) {
 }
 
 /// Refuses coordinated I/O from threads other than the one that called
-/// `MPI_Init`: their order is not deterministic across replicas.
+/// `MPI_Init`: their order is not deterministic across replicas. (After
+/// `MPI_Finalize` nothing is coordinated, so any thread may go on.)
 fn main_thread_only(call: &str, file: &dyn std::fmt::Display) -> Outcome<()> {
-    if route::on_main_thread() {
+    if !route::active() || route::on_main_thread() {
         Ok(())
     } else {
         crate::log!(
@@ -280,14 +281,20 @@ impl ManagedFile {
     }
 
     /// Reads into `buf` at `at`, or at the file offset (which then moves).
+    ///
+    /// After `MPI_Finalize` (a stream flushed at exit) there is no
+    /// coordination: each replica reads its own file.
     pub fn read(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
-        if !route::active() {
-            return self.read_uncoordinated(fd, buf, at);
-        }
         main_thread_only("read", &self.display())?;
         let mut offset = self.offset();
         let start = at.unwrap_or(*offset);
-        let count = self.run_read(fd, buf, start)?;
+        let count = if route::active() {
+            self.run_read(fd, buf, start)?
+        } else {
+            // SAFETY: a descriptor of this process and a buffer of `buf.len()`.
+            let n = unsafe { real::pread64(fd, buf.as_mut_ptr().cast(), buf.len(), start as i64) };
+            usize::try_from(n).map_err(|_| errno())?
+        };
         if at.is_none() {
             *offset = start + count as u64;
         }
@@ -296,10 +303,11 @@ impl ManagedFile {
 
     /// Writes `data` at `at`, or at the file offset (at the end with
     /// `O_APPEND`), which then moves.
+    ///
+    /// After `MPI_Finalize` there is no coordination: the leader writes and
+    /// the other replicas only move their offset, so the bytes still reach
+    /// the file once.
     pub fn write(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
-        if !route::active() {
-            return self.write_uncoordinated(fd, data, at);
-        }
         main_thread_only("write", &self.display())?;
         let mut offset = self.offset();
         let start = match at {
@@ -307,62 +315,20 @@ impl ManagedFile {
             None if self.flags() & libc::O_APPEND != 0 => self.size(fd)?,
             None => *offset,
         };
-        let count = self.run_write(fd, data, start)?;
-        if at.is_none() {
-            *offset = start + count as u64;
-        }
-        Ok(count)
-    }
-
-    /// A read with no coordination possible (after `MPI_Finalize`, when a
-    /// stream is flushed at exit): this replica's own file.
-    fn read_uncoordinated(&self, fd: i32, buf: &mut [u8], at: Option<u64>) -> Outcome<usize> {
-        let mut offset = self.offset();
-        let start = at.unwrap_or(*offset);
-        // SAFETY: a descriptor of this process and a buffer of `buf.len()`.
-        let n = unsafe { real::pread64(fd, buf.as_mut_ptr().cast(), buf.len(), start as i64) };
-        if n < 0 {
-            return Err(errno());
-        }
-        if at.is_none() {
-            *offset = start + n as u64;
-        }
-        Ok(n as usize)
-    }
-
-    /// A write with no coordination possible (after `MPI_Finalize`): the
-    /// leader writes, the other replicas only move their offset, so the
-    /// bytes still reach the file once.
-    fn write_uncoordinated(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
-        let mut offset = self.offset();
         let leader = world::identity().is_none_or(|i| i.placement.replica == 0);
-        let start = match at {
-            Some(at) => at,
-            None if self.flags() & libc::O_APPEND != 0 => {
-                // SAFETY: an all-zero `stat` is a valid value to be overwritten.
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                // SAFETY: a descriptor of this process and a local buffer.
-                if unsafe { real::fstat(fd, &mut st) } < 0 {
-                    return Err(errno());
-                }
-                st.st_size as u64
-            }
-            None => *offset,
-        };
-        let n = if leader && !self.placeholder {
+        let count = if route::active() {
+            self.run_write(fd, data, start)?
+        } else if leader && !self.placeholder {
             // SAFETY: a descriptor of this process and a buffer of `data.len()`.
             let n = unsafe { real::pwrite64(fd, data.as_ptr().cast(), data.len(), start as i64) };
-            if n < 0 {
-                return Err(errno());
-            }
-            n as usize
+            usize::try_from(n).map_err(|_| errno())?
         } else {
             data.len()
         };
         if at.is_none() {
-            *offset = start + n as u64;
+            *offset = start + count as u64;
         }
-        Ok(n)
+        Ok(count)
     }
 
     /// Runs one protocol operation with its context, link and real file.
@@ -435,9 +401,6 @@ impl ManagedFile {
     /// `lseek`: computed from the agreed offset and size, the same on every
     /// replica.
     pub fn seek(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
-        if !route::active() {
-            return self.seek_uncoordinated(fd, offset, whence);
-        }
         main_thread_only("lseek", &self.display())?;
         let mut current = self.offset();
         let base = match whence {
@@ -465,36 +428,6 @@ impl ManagedFile {
             .ok_or(libc::EINVAL)?;
         *current = target as u64;
         Ok(target)
-    }
-
-    /// `lseek` with no coordination possible (after `MPI_Finalize`).
-    fn seek_uncoordinated(&self, fd: i32, offset: i64, whence: i32) -> Outcome<i64> {
-        let mut current = self.offset();
-        let base = match whence {
-            libc::SEEK_SET => 0,
-            libc::SEEK_CUR => *current as i64,
-            libc::SEEK_END => {
-                // SAFETY: an all-zero `stat` is a valid value to be overwritten.
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                // SAFETY: a descriptor of this process and a local buffer.
-                if unsafe { real::fstat(fd, &mut st) } < 0 {
-                    return Err(errno());
-                }
-                st.st_size
-            }
-            _ => return Err(libc::EINVAL),
-        };
-        let target = base
-            .checked_add(offset)
-            .filter(|t| *t >= 0)
-            .ok_or(libc::EINVAL)?;
-        *current = target as u64;
-        Ok(target)
-    }
-
-    /// The current offset (for `preadv2(…, -1, …)` and friends).
-    pub fn position(&self) -> u64 {
-        *self.offset()
     }
 
     /// `ftruncate`, once, by the leader.
