@@ -37,8 +37,9 @@ pub(crate) fn agree<L: ReplicaLink + ?Sized>(
     mine: &Digest,
 ) -> Result<Agreement, OpError> {
     let digests = exchange_digests(link, tag(ctx.seq, Step::Vote), mine)?;
-    let verdict = vote(&digests);
-    if let Some(mismatch) = Mismatch::from_vote(op, ctx, &digests, &verdict) {
+    let raw = vote(&digests);
+    let verdict = ctx.policy.on_mismatch.apply(raw.clone(), &digests);
+    if let Some(mismatch) = Mismatch::from_vote(op, ctx, &digests, &raw, &verdict) {
         (ctx.on_mismatch)(mismatch);
     }
     Ok(Agreement { digests, verdict })
@@ -81,6 +82,7 @@ pub(crate) fn confirm<L: ReplicaLink + ?Sized>(
         digests,
         disagreeing,
         corrected_from: None,
+        policy: ctx.policy.on_mismatch,
     };
     Ok((Err(EIO), Some(mismatch)))
 }

@@ -28,6 +28,17 @@ pub enum LinkError {
         /// The offending index.
         replica: usize,
     },
+    /// A message did not fit the buffer it was received into (the sender
+    /// broke the protocol, or the message was damaged).
+    #[error("a {len}-byte message from replica {replica} exceeds the {capacity}-byte buffer")]
+    TooLong {
+        /// Index of the sending replica.
+        replica: usize,
+        /// The message's length.
+        len: usize,
+        /// The receiving buffer's length.
+        capacity: usize,
+    },
     /// The transport reported an error of its own, e.g. an MPI error code.
     #[error("transport error {code} talking to replica {replica}")]
     Transport {

@@ -53,6 +53,8 @@
 
 #![warn(missing_docs)]
 
+pub mod announce;
+pub mod auto;
 mod chunks;
 mod consensus;
 pub mod error;
@@ -60,6 +62,7 @@ pub mod io;
 pub mod link;
 #[cfg(any(test, feature = "memory-link"))]
 pub mod memory;
+pub mod policy;
 pub mod read;
 pub mod report;
 pub mod tag;
@@ -67,13 +70,17 @@ pub mod tag;
 mod testkit;
 #[cfg(test)]
 mod tests;
+mod transfer;
 pub mod vote;
 mod wire;
 pub mod write;
 
+pub use announce::{announce, Divergence, Operation};
+pub use auto::Placement;
 pub use error::{LinkError, OpError};
 pub use io::FileIo;
 pub use link::ReplicaLink;
+pub use policy::{OnMismatch, Policy};
 pub use read::ReadProtocol;
 pub use report::{Mismatch, OpKind};
 pub use vote::{Digest, Outcome, Verdict};
@@ -106,6 +113,9 @@ pub struct OpContext<'a> {
     /// operation, on every replica, with identical content. The sink must
     /// not block on the other replicas.
     pub on_mismatch: &'a mut dyn FnMut(Mismatch),
+    /// Checksums and the reaction to disagreements; the same on every
+    /// replica.
+    pub policy: Policy,
 }
 
 impl std::fmt::Debug for OpContext<'_> {
@@ -114,6 +124,7 @@ impl std::fmt::Debug for OpContext<'_> {
             .field("rank", &self.rank)
             .field("path", &self.path)
             .field("seq", &self.seq)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }

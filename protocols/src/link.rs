@@ -28,6 +28,49 @@ pub trait ReplicaLink {
     /// Receives the next message from replica `from` under `tag`.
     fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError>;
 
+    /// Receives the next message from replica `from` under `tag` straight
+    /// into `buf` and returns its length. A message longer than `buf` is
+    /// [`LinkError::TooLong`] (and consumed).
+    ///
+    /// The default receives into a fresh vector and copies; transports that
+    /// can place the bytes directly (MPI) override it, which saves the
+    /// protocols one copy of every data byte.
+    fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
+        let data = self.recv(from, tag)?;
+        let capacity = buf.len();
+        let target = buf.get_mut(..data.len()).ok_or(LinkError::TooLong {
+            replica: from,
+            len: data.len(),
+            capacity,
+        })?;
+        target.copy_from_slice(&data);
+        Ok(data.len())
+    }
+
+    /// Sends `data` to replica `peer` and receives `peer`'s message under
+    /// the same `tag` into `buf`; returns the received length.
+    ///
+    /// Both replicas of the pair must call it. The default orders the two
+    /// directions by index (the lower index sends first), which is
+    /// deadlock-free with rendezvous sends; transports that can run both
+    /// directions at once (MPI) override it.
+    fn sendrecv_into(
+        &mut self,
+        peer: usize,
+        tag: u32,
+        data: &[u8],
+        buf: &mut [u8],
+    ) -> Result<usize, LinkError> {
+        if self.me() < peer {
+            self.send(peer, tag, data)?;
+            self.recv_into(peer, tag, buf)
+        } else {
+            let len = self.recv_into(peer, tag, buf)?;
+            self.send(peer, tag, data)?;
+            Ok(len)
+        }
+    }
+
     /// All-to-all exchange: returns every replica's payload, indexed by
     /// replica (this replica's own at [`me`](ReplicaLink::me)). Every
     /// replica must call it with the same tag.

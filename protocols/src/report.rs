@@ -8,6 +8,7 @@
 //! either log on one replica only or prefix the replica index. The
 //! [`Display`](std::fmt::Display) form is one log line.
 
+use crate::policy::OnMismatch;
 use crate::vote::{Digest, Outcome, Verdict};
 use std::fmt;
 
@@ -42,22 +43,27 @@ pub struct Mismatch {
     /// The majority replica whose data or outcome every replica used, or
     /// `None` when nothing could be agreed and every replica got `EIO`.
     pub corrected_from: Option<usize>,
+    /// The `on_mismatch` setting that decided what happened.
+    pub policy: OnMismatch,
 }
 
 impl Mismatch {
-    /// The report for `verdict`, or `None` when it was unanimous.
+    /// The report for the plain majority vote `raw` and the `decided`
+    /// verdict the policy made of it, or `None` when `raw` was unanimous.
+    /// `disagreeing` comes from `raw`, `corrected_from` from `decided`.
     pub(crate) fn from_vote(
         op: OpKind,
         ctx: &crate::OpContext<'_>,
         digests: &[Digest],
-        verdict: &Verdict,
+        raw: &Verdict,
+        decided: &Verdict,
     ) -> Option<Mismatch> {
-        let disagreeing = match verdict {
+        let disagreeing = match raw {
             Verdict::Unanimous => return None,
             Verdict::Majority { minority, .. } => minority.clone(),
             Verdict::NoMajority => (0..digests.len()).collect(),
         };
-        let corrected_from = verdict.source();
+        let corrected_from = decided.source();
         let reference = digests.get(corrected_from.unwrap_or(0));
         Some(Mismatch {
             op,
@@ -68,6 +74,7 @@ impl Mismatch {
             digests: digests.to_vec(),
             disagreeing,
             corrected_from,
+            policy: ctx.policy.on_mismatch,
         })
     }
 
@@ -92,9 +99,14 @@ impl fmt::Display for Mismatch {
             "{op} mismatch: rank {} path {} offset {} length {}: replicas {:?} disagree, ",
             self.rank, self.path, self.offset, self.len, self.disagreeing
         )?;
-        match self.corrected_from {
-            Some(source) => write!(f, "corrected from replica {source}")?,
-            None => f.write_str("not correctable, EIO returned")?,
+        match (self.corrected_from, self.policy) {
+            (Some(source), OnMismatch::Warn) => write!(
+                f,
+                "continued with replica {source}'s data (on_mismatch: warn)"
+            )?,
+            (Some(source), _) => write!(f, "corrected from replica {source}")?,
+            (None, OnMismatch::Correct) => f.write_str("not correctable, EIO returned")?,
+            (None, policy) => write!(f, "EIO returned (on_mismatch: {})", policy.name())?,
         }
         f.write_str(" (")?;
         for (replica, digest) in self.digests.iter().enumerate() {
@@ -124,6 +136,7 @@ mod tests {
             path: "/nfs/in.dat",
             seq: 0,
             on_mismatch: sink,
+            policy: Default::default(),
         }
     }
 
@@ -136,7 +149,13 @@ mod tests {
         };
         let mut sink = |_| {};
         assert_eq!(
-            Mismatch::from_vote(OpKind::Read, &ctx(&mut sink), &[d, d], &vote(&[d, d])),
+            Mismatch::from_vote(
+                OpKind::Read,
+                &ctx(&mut sink),
+                &[d, d],
+                &vote(&[d, d]),
+                &vote(&[d, d])
+            ),
             None
         );
     }
@@ -154,8 +173,14 @@ mod tests {
         };
         let digests = [good, good, bad];
         let mut sink = |_| {};
-        let m = Mismatch::from_vote(OpKind::Read, &ctx(&mut sink), &digests, &vote(&digests))
-            .expect("a report");
+        let m = Mismatch::from_vote(
+            OpKind::Read,
+            &ctx(&mut sink),
+            &digests,
+            &vote(&digests),
+            &vote(&digests),
+        )
+        .expect("a report");
         assert_eq!(m.disagreeing, vec![2]);
         assert_eq!(m.corrected_from, Some(0));
         assert!(m.corrected());
@@ -183,8 +208,14 @@ mod tests {
             ..a
         };
         let mut sink = |_| {};
-        let m = Mismatch::from_vote(OpKind::Write, &ctx(&mut sink), &[a, b], &vote(&[a, b]))
-            .expect("a report");
+        let m = Mismatch::from_vote(
+            OpKind::Write,
+            &ctx(&mut sink),
+            &[a, b],
+            &vote(&[a, b]),
+            &vote(&[a, b]),
+        )
+        .expect("a report");
         assert_eq!(m.disagreeing, vec![0, 1]);
         assert!(!m.corrected());
         assert!(m

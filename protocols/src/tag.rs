@@ -1,13 +1,13 @@
 //! Message tags, derived from the operation's sequence number.
 //!
 //! ```text
-//! tag = (seq % SEQ_WINDOW) * STEPS_PER_OP + step      (SEQ_WINDOW = 4096, STEPS_PER_OP = 4)
+//! tag = (seq % SEQ_WINDOW) * STEPS_PER_OP + step      (SEQ_WINDOW = 2048, STEPS_PER_OP = 8)
 //! ```
 //!
 //! - `step` names the message's role inside one operation ([`Step`]), so
 //!   the vote of an operation never matches its data or result message;
 //! - `seq` separates consecutive operations: the messages of operation `n`
-//!   can only be confused with those of operation `n ± 4096`, and no
+//!   can only be confused with those of operation `n ± 2048`, and no
 //!   protocol leaves messages behind for that long (a run that fails half
 //!   way leaves at most the messages of that one operation).
 //!
@@ -19,17 +19,17 @@
 use std::ops::Range;
 
 /// How many consecutive operations get distinct tags.
-pub const SEQ_WINDOW: u64 = 4096;
+pub const SEQ_WINDOW: u64 = 2048;
 
 /// Tag slots reserved per operation (steps `0..STEPS_PER_OP`).
-pub const STEPS_PER_OP: u32 = 4;
+pub const STEPS_PER_OP: u32 = 8;
 
 /// Every tag the protocols may use; the rest of `0..=32767` is the caller's.
 pub const PROTOCOL_TAGS: Range<u32> = 0..(SEQ_WINDOW as u32) * STEPS_PER_OP;
 
 // MPI only guarantees tags up to 32767, and every step must fit its slot.
 const _: () = assert!(PROTOCOL_TAGS.end <= 32767 + 1);
-const _: () = assert!((Step::Check as u32) < STEPS_PER_OP);
+const _: () = assert!((Step::Announce as u32) < STEPS_PER_OP);
 
 /// The role of a message within one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +46,10 @@ pub enum Step {
     /// replica's digest of what it ended with, exchanged all-to-all, so
     /// that a transfer corrupted on the way is noticed by every replica.
     Check = 3,
+    /// The operation each replica is about to run, exchanged all-to-all
+    /// before it starts, to detect diverged replicas (see
+    /// [`announce`](crate::announce)).
+    Announce = 4,
 }
 
 /// The tag of the `step` message of operation `seq`.
@@ -58,7 +62,13 @@ pub fn tag(seq: u64, step: Step) -> u32 {
 mod tests {
     use super::*;
 
-    const STEPS: [Step; 4] = [Step::Vote, Step::Data, Step::Result, Step::Check];
+    const STEPS: [Step; 5] = [
+        Step::Vote,
+        Step::Data,
+        Step::Result,
+        Step::Check,
+        Step::Announce,
+    ];
 
     #[test]
     fn tags_stay_in_the_protocol_range_and_below_the_mpi_minimum_bound() {

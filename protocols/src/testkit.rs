@@ -2,7 +2,7 @@
 //! in-memory link and file, and collects what each replica ended with.
 
 use crate::memory::{link_set, rendezvous_link_set, run_replicas, Faults, MemoryFile, MemoryLink};
-use crate::{read, write, Mismatch, OpContext, OpError, ReadProtocol, WriteProtocol};
+use crate::{read, write, Mismatch, OpContext, OpError, Policy, ReadProtocol, WriteProtocol};
 
 /// The logical rank every test operation claims.
 pub const RANK: u32 = 7;
@@ -71,6 +71,27 @@ pub fn read_all(
     offset: u64,
     len: usize,
 ) -> Vec<Replica> {
+    read_all_with(
+        Policy::default(),
+        protocol,
+        links,
+        file,
+        faults,
+        offset,
+        len,
+    )
+}
+
+/// [`read_all`] under `policy`.
+pub fn read_all_with(
+    policy: Policy,
+    protocol: ReadProtocol,
+    links: Vec<MemoryLink>,
+    file: &MemoryFile,
+    faults: &[Faults],
+    offset: u64,
+    len: usize,
+) -> Vec<Replica> {
     run_replicas(links, |mut link| {
         let me = crate::ReplicaLink::me(&link);
         let mut io = file.io(faults_of(faults, me));
@@ -82,6 +103,7 @@ pub fn read_all(
             path: PATH,
             seq: 1,
             on_mismatch: &mut sink,
+            policy,
         };
         let result = read::run(protocol, &mut ctx, &mut link, &mut io, &mut buf, offset);
         Replica {
@@ -105,6 +127,18 @@ pub fn write_all(
     faults: &[Faults],
     requests: &[(u64, Vec<u8>)],
 ) -> Vec<Replica> {
+    write_all_with(Policy::default(), protocol, links, file, faults, requests)
+}
+
+/// [`write_all`] under `policy`.
+pub fn write_all_with(
+    policy: Policy,
+    protocol: WriteProtocol,
+    links: Vec<MemoryLink>,
+    file: &MemoryFile,
+    faults: &[Faults],
+    requests: &[(u64, Vec<u8>)],
+) -> Vec<Replica> {
     assert_eq!(links.len(), requests.len(), "one request per replica");
     run_replicas(links, |mut link| {
         let me = crate::ReplicaLink::me(&link);
@@ -117,6 +151,7 @@ pub fn write_all(
             path: PATH,
             seq: 1,
             on_mismatch: &mut sink,
+            policy,
         };
         let result = write::run(protocol, &mut ctx, &mut link, &mut io, data, *offset);
         Replica {

@@ -53,6 +53,7 @@ fn run_with(
                 path: PATH,
                 seq,
                 on_mismatch: &mut sink,
+                policy: Default::default(),
             };
             if seq % 2 == 0 {
                 let mut data = chunk(seq);

@@ -7,21 +7,14 @@
 //! result  = kind:u8 (0 = count, 1 = errno) · count:u64 | errno:i32
 //! digest  = offset:u64 · requested:u64 · result      (count = data length)
 //!           · crc:u32 when kind = 0
-//! chunk   = data (exactly `full` bytes) · crc:u32(data)            (a full chunk)
-//!         | result · data (count bytes) · !crc:u32(result · data) · [pad:u8 = 0]
-//!                                           (a short chunk or an errno; final)
+//! trailer = result · crc:u32                (follows a chunk's data message)
 //! ```
 //!
-//! A chunk message is for a chunk of `full` bytes that both ends know. A
-//! full chunk is exactly `full + 4` bytes long; any other message is the
-//! final one of its chain, padded with one zero byte in the one case where
-//! it would otherwise also be `full + 4` bytes long. So whether more
-//! messages follow is decided by the message's length, which a corrupted
-//! payload cannot change: a receiver forwards and waits for exactly the
-//! messages the sender sends, even when it cannot decode them. The final
-//! form's CRC is inverted (`!crc`), so that a final message that lost its
-//! padding byte cannot pass for a full chunk.
+//! A chunk's data travel as a bare message of their own (see `transfer`),
+//! so that they move straight between application buffers; the trailer
+//! after them carries the read's result and the data's CRC-32.
 
+use crate::announce::Operation;
 use crate::vote::{Digest, Outcome};
 use crate::Errno;
 
@@ -90,75 +83,64 @@ pub(crate) fn decode_result_from(
     }
 }
 
-/// One decoded chunk message (see the module documentation).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Chunk<'a> {
-    /// All `full` bytes of the chunk; more chunks may follow.
-    Full(&'a [u8]),
-    /// The final message: a short count with its bytes, or an errno (no
-    /// bytes).
-    Final(Result<usize, Errno>, &'a [u8]),
-}
+/// The longest trailer [`encode_trailer`] produces.
+pub(crate) const TRAILER_MAX: usize = 13;
 
-/// Whether a chunk message of `len` bytes for a `full`-byte chunk is a full
-/// chunk (so that, unless it is the last chunk of the buffer, more follow).
-pub(crate) fn is_full_chunk(len: usize, full: usize) -> bool {
-    Some(len) == full.checked_add(4)
-}
-
-/// Encodes the chunk message for a `full`-byte chunk whose read produced
-/// `result`, with `data` the bytes read (`data.len()` equal to the count,
-/// empty for an errno).
-pub(crate) fn encode_chunk(result: Result<usize, Errno>, data: &[u8], full: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() + 14);
-    if result == Ok(full) {
-        out.extend_from_slice(data);
-        out.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
-        return out;
-    }
+/// Encodes the trailer that follows a chunk's data message: the read's
+/// `result` and the CRC-32 of the bytes sent.
+pub(crate) fn encode_trailer(result: Result<usize, Errno>, crc: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(TRAILER_MAX);
     encode_result(result, &mut out);
-    if result.is_ok() {
-        out.extend_from_slice(data);
-    }
-    let crc = !crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    if is_full_chunk(out.len(), full) {
-        out.push(0);
-    }
     out
 }
 
-/// Decodes a chunk message for a `full`-byte chunk, checking its CRC.
-pub(crate) fn decode_chunk(bytes: &[u8], full: usize) -> Result<Chunk<'_>, Malformed> {
-    if is_full_chunk(bytes.len(), full) {
-        let (data, crc) = bytes.split_at(full);
-        return if crc32fast::hash(data).to_le_bytes() == crc {
-            Ok(Chunk::Full(data))
-        } else {
-            Err("chunk checksum mismatch")
-        };
+/// Decodes a trailer for a chunk of at most `cap` bytes.
+pub(crate) fn decode_trailer(
+    bytes: &[u8],
+    cap: usize,
+) -> Result<(Result<usize, Errno>, u32), Malformed> {
+    let (result, rest) = decode_result_from(bytes, cap)?;
+    let (crc, rest) = take::<4>(rest)?;
+    if !rest.is_empty() {
+        return Err("trailing bytes after trailer");
     }
-    let (result, rest) = decode_result_prefix(bytes)?;
-    let count = match result {
-        Ok(count) if count >= full => return Err("final chunk is not short"),
-        Ok(count) => count,
-        Err(_) => 0,
-    };
-    if rest.len() < count {
+    Ok((result, u32::from_le_bytes(crc)))
+}
+
+/// Longest path an [`Operation`] announcement carries; longer paths are
+/// cut (both sides cut alike, so equal paths stay equal).
+const PATH_MAX: usize = 512;
+
+/// Encodes an operation announcement:
+/// `offset:u64 · len:u64 · kind_len:u8 · kind · path` (path to the end).
+pub(crate) fn encode_operation(op: &Operation) -> Vec<u8> {
+    let kind = &op.kind.as_bytes()[..op.kind.len().min(255)];
+    let path = &op.path.as_bytes()[..op.path.len().min(PATH_MAX)];
+    let mut out = Vec::with_capacity(17 + kind.len() + path.len());
+    out.extend_from_slice(&op.offset.to_le_bytes());
+    out.extend_from_slice(&op.len.to_le_bytes());
+    out.push(kind.len() as u8);
+    out.extend_from_slice(kind);
+    out.extend_from_slice(path);
+    out
+}
+
+/// Decodes an operation announcement.
+pub(crate) fn decode_operation(bytes: &[u8]) -> Result<Operation, Malformed> {
+    let (offset, rest) = take::<8>(bytes)?;
+    let (len, rest) = take::<8>(rest)?;
+    let (&kind_len, rest) = rest.split_first().ok_or("message too short")?;
+    if rest.len() < kind_len as usize {
         return Err("message too short");
     }
-    let (data, rest) = rest.split_at(count);
-    let (crc, rest) = take::<4>(rest)?;
-    let covered = bytes.len() - rest.len() - 4;
-    let padded = is_full_chunk(covered + 4, full);
-    match (rest, padded) {
-        ([], false) | ([0], true) => {}
-        _ => return Err("trailing bytes after chunk"),
-    }
-    if (!crc32fast::hash(&bytes[..covered])).to_le_bytes() != crc {
-        return Err("chunk checksum mismatch");
-    }
-    Ok(Chunk::Final(result, data))
+    let (kind, path) = rest.split_at(kind_len as usize);
+    Ok(Operation {
+        kind: String::from_utf8_lossy(kind).into_owned(),
+        path: String::from_utf8_lossy(path).into_owned(),
+        offset: u64::from_le_bytes(offset),
+        len: u64::from_le_bytes(len),
+    })
 }
 
 /// Encodes `digest`.
@@ -275,49 +257,19 @@ mod tests {
     }
 
     #[test]
-    fn chunks_round_trip_and_finality_follows_from_the_length() {
-        let data: Vec<u8> = (0..40u8).collect();
-        for full in [0usize, 1, 5, 9, 13, 16, 40] {
-            let mut cases = vec![(Err(EIO), 0), (Err(ENOSPC), 0)];
-            cases.extend((0..=full.min(data.len())).map(|n| (Ok(n), n)));
-            for (result, n) in cases {
-                let bytes = encode_chunk(result, &data[..n], full);
-                let full_chunk = result == Ok(full);
-                assert_eq!(
-                    is_full_chunk(bytes.len(), full),
-                    full_chunk,
-                    "{full} {result:?}"
-                );
-                let expected = if full_chunk {
-                    Chunk::Full(&data[..n])
-                } else {
-                    Chunk::Final(result, &data[..n])
-                };
-                assert_eq!(
-                    decode_chunk(&bytes, full),
-                    Ok(expected),
-                    "{full} {result:?}"
-                );
-                // Any single flipped bit is caught.
-                for bit in 0..bytes.len() * 8 {
-                    let mut bad = bytes.clone();
-                    bad[bit / 8] ^= 1 << (bit % 8);
-                    if let Ok(chunk) = decode_chunk(&bad, full) {
-                        panic!("flip {bit} of {full} {result:?} accepted as {chunk:?}");
-                    }
-                }
-                // So is any truncation or extension.
-                for cut in 0..bytes.len() {
-                    assert!(
-                        decode_chunk(&bytes[..cut], full).is_err(),
-                        "{full} {result:?} cut {cut}"
-                    );
-                }
-                let mut longer = bytes.clone();
-                longer.push(0);
-                assert!(decode_chunk(&longer, full).is_err());
+    fn trailers_round_trip_and_reject_any_truncation_or_extension() {
+        for (result, cap) in [(Ok(0), 0), (Ok(7), 9), (Err(ENOSPC), 4)] {
+            let bytes = encode_trailer(result, 0xdead_beef);
+            assert!(bytes.len() <= TRAILER_MAX);
+            assert_eq!(decode_trailer(&bytes, cap), Ok((result, 0xdead_beef)));
+            for cut in 0..bytes.len() {
+                assert!(decode_trailer(&bytes[..cut], cap).is_err(), "cut {cut}");
             }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(decode_trailer(&longer, cap).is_err());
         }
+        assert!(decode_trailer(&encode_trailer(Ok(5), 0), 4).is_err());
     }
 
     #[test]

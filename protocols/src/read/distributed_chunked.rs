@@ -34,15 +34,15 @@
 //! replica (about `(r − 1)·n / r` bytes) plus `r − 1` digests. With `m < r`
 //! only the first `m` replicas read.
 
-use super::relay::take_chunk;
 use crate::chunks::{at, pieces, Tally};
 use crate::consensus::confirm;
 use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
 use crate::report::OpKind;
 use crate::tag::{tag, Step};
+use crate::transfer::{self, CrcSum};
 use crate::vote::{Digest, Outcome};
-use crate::{wire, OpContext, OpError, EIO};
+use crate::{Errno, OpContext, OpError};
 
 /// Runs Distributed Chunked Read on this replica.
 pub(super) fn run<L, F>(
@@ -60,55 +60,95 @@ where
     let me = link.me();
     let degree = link.degree();
     let requested = buf.len();
+    let checksums = ctx.policy.checksums && degree > 1;
     let data_tag = tag(ctx.seq, Step::Data);
     let chunks = pieces(requested, chunk);
     let mut tally = Tally::default();
+    let mut crc = CrcSum::default();
     for round in chunks.chunks(degree) {
-        let mut own = None;
-        let message = match round.get(me) {
-            Some(range) => {
-                let full = range.len();
-                let piece = &mut buf[range.clone()];
-                let result = if tally.ended() {
-                    Ok(0)
-                } else {
-                    checked(io.pread(piece, at(offset, range.start)), full)
-                };
-                own = Some(result);
-                wire::encode_chunk(result, &piece[..result.unwrap_or(0)], full)
+        // Each replica's chunk of this round: its result and CRC.
+        let mut got: Vec<(Result<usize, Errno>, u32)> = vec![(Ok(0), 0); round.len()];
+        if let Some(range) = round.get(me) {
+            let full = range.len();
+            let piece = &mut buf[range.clone()];
+            let result = if tally.ended() {
+                Ok(0)
+            } else {
+                checked(io.pread(piece, at(offset, range.start)), full)
+            };
+            got[me] = (
+                result,
+                transfer::crc_of(&piece[..result.unwrap_or(0)], checksums),
+            );
+        }
+        // Pairs in ascending order of the peer, as `exchange_all` does.
+        for peer in (0..degree).filter(|&peer| peer != me) {
+            let theirs = round.get(peer).cloned();
+            let (bytes, rest) = split_around(buf, round.get(me).cloned(), theirs.clone());
+            let (result, piece_crc) = got.get(me).copied().unwrap_or((Ok(0), 0));
+            let mine = bytes.map(|b| &b[..result.unwrap_or(0)]);
+            let received = match (mine, rest) {
+                (Some(mine), Some(slot)) => Some(transfer::swap(
+                    link, peer, data_tag, result, mine, piece_crc, slot, checksums,
+                )?),
+                (Some(mine), None) => {
+                    transfer::send(link, &[peer], data_tag, result, mine, piece_crc)?;
+                    None
+                }
+                (None, Some(slot)) => {
+                    Some(transfer::recv(link, peer, &[], data_tag, slot, checksums)?)
+                }
+                (None, None) => None,
+            };
+            if let Some(received) = received {
+                got[peer] = (received.result, received.crc);
             }
-            None => Vec::new(),
-        };
-        let all = link.exchange_all(data_tag, &message)?;
-        if all.len() != degree {
-            return Err(OpError::Protocol {
-                replica: me,
-                what: "link returned a payload count other than the degree",
-            });
         }
         for (k, range) in round.iter().enumerate() {
-            let full = range.len();
-            let result = match own.filter(|_| k == me) {
-                Some(result) => result,
-                None if tally.ended() => Ok(0),
-                None => take_chunk(&all[k], &mut buf[range.clone()]),
-            };
-            tally.add(result, full);
-        }
-        // Payloads of replicas without a chunk must be empty.
-        if all[round.len()..].iter().any(|p| !p.is_empty()) {
-            tally.add(Err(EIO), 1);
+            let (result, piece_crc) = if tally.ended() { (Ok(0), 0) } else { got[k] };
+            if let (false, Ok(count)) = (tally.ended(), result) {
+                crc.add(piece_crc, count);
+            }
+            tally.add(result, range.len());
         }
     }
     let result = tally.result();
     let mine = Digest {
         offset,
         requested,
-        outcome: Outcome::of_read(result, buf),
+        outcome: match result {
+            Ok(len) => Outcome::Data {
+                len,
+                crc: crc.crc(),
+            },
+            Err(errno) => Outcome::Error(errno),
+        },
     };
     let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, None)?;
     if let Some(mismatch) = mismatch {
         (ctx.on_mismatch)(mismatch);
     }
     result.map_err(OpError::Io)
+}
+
+/// Borrows the two disjoint chunks `mine` (to send) and `theirs` (to
+/// receive into) of `buf` at once.
+fn split_around(
+    buf: &mut [u8],
+    mine: Option<std::ops::Range<usize>>,
+    theirs: Option<std::ops::Range<usize>>,
+) -> (Option<&[u8]>, Option<&mut [u8]>) {
+    match (mine, theirs) {
+        (None, None) => (None, None),
+        (Some(m), None) => (Some(&buf[m]), None),
+        (None, Some(t)) => (None, Some(&mut buf[t])),
+        (Some(m), Some(t)) if m.end <= t.start => {
+            let (low, high) = buf.split_at_mut(t.start);
+            (Some(&low[m]), Some(&mut high[..t.end - t.start]))
+        }
+        (Some(m), Some(t)) => {
+            let (low, high) = buf.split_at_mut(m.start);
+            (Some(&high[..m.end - m.start]), Some(&mut low[t]))
+        }
+    }
 }

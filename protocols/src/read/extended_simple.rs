@@ -36,13 +36,13 @@
 //! the source sends `n + 4` bytes to the non-reader (and to a minority
 //! reader when correcting); every replica sends `r − 1` check digests.
 
-use super::relay::take_chunk;
 use super::{distribute, simple};
 use crate::consensus::confirm;
 use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
 use crate::report::{Mismatch, OpKind};
 use crate::tag::{tag, Step};
+use crate::transfer;
 use crate::vote::{vote, Digest, Outcome, Verdict};
 use crate::{wire, OpContext, OpError, EIO};
 
@@ -75,7 +75,7 @@ where
         Some(Digest {
             offset,
             requested,
-            outcome: Outcome::of_read(local, buf),
+            outcome: ctx.policy.outcome_of_read(local, buf),
         })
     } else {
         None
@@ -95,8 +95,9 @@ where
             wire::decode_digest(bytes).map_err(|what| OpError::Protocol { replica, what })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let verdict = vote(&digests);
-    let vote_report = Mismatch::from_vote(OpKind::Read, ctx, &digests, &verdict);
+    let raw = vote(&digests);
+    let verdict = ctx.policy.on_mismatch.apply(raw.clone(), &digests);
+    let vote_report = Mismatch::from_vote(OpKind::Read, ctx, &digests, &raw, &verdict);
     let report = |ctx: &mut OpContext<'_>, mismatch: Option<Mismatch>| {
         if let Some(mismatch) = mismatch {
             (ctx.on_mismatch)(mismatch);
@@ -125,13 +126,13 @@ where
             replica: me,
             what: "agreed length exceeds this replica's buffer",
         })?;
-        let message = wire::encode_chunk(Ok(len), bytes, requested);
-        link.send_to_each(&targets, data_tag, &message)?;
+        let crc = transfer::crc_of(bytes, ctx.policy.checksums);
+        transfer::send(link, &targets, data_tag, Ok(len), bytes, crc)?;
         agreed.outcome
     } else if targets.contains(&me) {
-        let message = link.recv(source, data_tag)?;
-        match take_chunk(&message, buf) {
-            Ok(count) => Outcome::data(&buf[..count]),
+        let got = transfer::recv(link, source, &[], data_tag, buf, ctx.policy.checksums)?;
+        match got.result {
+            Ok(len) => Outcome::Data { len, crc: got.crc },
             Err(errno) => Outcome::Error(errno),
         }
     } else {

@@ -50,6 +50,14 @@ pub enum ReadProtocol {
         /// Chunk size in bytes.
         chunk: usize,
     },
+    /// One of the above, chosen per read from its length and the
+    /// placement (see [`crate::auto`]).
+    Auto {
+        /// Chunk size in bytes.
+        chunk: usize,
+        /// Where the replicas reach the file.
+        placement: crate::Placement,
+    },
 }
 
 impl ReadProtocol {
@@ -63,6 +71,7 @@ impl ReadProtocol {
             ReadProtocol::Chained => "chained",
             ReadProtocol::ChunkedChained { .. } => "chunked-chained",
             ReadProtocol::DistributedChunked { .. } => "distributed-chunked",
+            ReadProtocol::Auto { .. } => "auto",
         }
     }
 }
@@ -101,6 +110,10 @@ where
         }
         ReadProtocol::DistributedChunked { chunk } => {
             distributed_chunked::run(ctx, link, io, buf, offset, chunk)
+        }
+        ReadProtocol::Auto { chunk, placement } => {
+            let chosen = crate::auto::read_for(buf.len(), chunk, placement);
+            run(chosen, ctx, link, io, buf, offset)
         }
     }
 }

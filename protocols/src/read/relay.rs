@@ -10,14 +10,14 @@ use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
 use crate::report::OpKind;
 use crate::tag::{tag, Step};
+use crate::transfer::{self, CrcSum};
 use crate::vote::{Digest, Outcome};
-use crate::wire::{self, Chunk};
-use crate::{OpContext, OpError, EIO};
+use crate::{OpContext, OpError};
 
 /// How the data travel from the master.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Route {
-    /// The master sends each message to every other replica, ascending.
+    /// The master sends each chunk to every other replica, ascending.
     Star,
     /// Replica `k` receives from `k − 1` and forwards to `k + 1`.
     Chain,
@@ -41,6 +41,8 @@ where
     let me = link.me();
     let degree = link.degree();
     let requested = buf.len();
+    // With one replica there is nobody to compare with or send to.
+    let checksums = ctx.policy.checksums && degree > 1;
     let data_tag = tag(ctx.seq, Step::Data);
     let (from, to): (Option<usize>, Vec<usize>) = match route {
         Route::Star if me == 0 => (None, (1..degree).collect()),
@@ -50,28 +52,27 @@ where
     let chunks = pieces(requested, chunk);
     let last = chunks.len() - 1;
     let mut tally = Tally::default();
+    let mut crc = CrcSum::default();
     for (i, range) in chunks.into_iter().enumerate() {
         let full = range.len();
-        let start = range.start;
-        let piece = &mut buf[range];
-        let more = match from {
+        let piece = &mut buf[range.clone()];
+        let (result, more, piece_crc) = match from {
             None => {
-                let result = checked(io.pread(piece, at(offset, start)), full);
-                let count = result.unwrap_or(0);
-                let message = wire::encode_chunk(result, &piece[..count], full);
-                link.send_to_each(&to, data_tag, &message)?;
-                tally.add(result, full);
-                !tally.ended()
+                let result = checked(io.pread(piece, at(offset, range.start)), full);
+                let bytes = &piece[..result.unwrap_or(0)];
+                let piece_crc = transfer::crc_of(bytes, checksums);
+                transfer::send(link, &to, data_tag, result, bytes, piece_crc)?;
+                (result, result == Ok(full), piece_crc)
             }
             Some(source) => {
-                let message = link.recv(source, data_tag)?;
-                // Forward first: the next replica's transfer overlaps our copy.
-                link.send_to_each(&to, data_tag, &message)?;
-                tally.add(take_chunk(&message, piece), full);
-                // Whether more follow is in the length, which survives corruption.
-                wire::is_full_chunk(message.len(), full)
+                let got = transfer::recv(link, source, &to, data_tag, piece, checksums)?;
+                (got.result, got.more, got.crc)
             }
         };
+        if let (false, Ok(count)) = (tally.ended(), result) {
+            crc.add(piece_crc, count);
+        }
+        tally.add(result, full);
         if !more || i == last {
             break;
         }
@@ -80,29 +81,17 @@ where
     let mine = Digest {
         offset,
         requested,
-        outcome: Outcome::of_read(result, buf),
+        outcome: match result {
+            Ok(len) => Outcome::Data {
+                len,
+                crc: crc.crc(),
+            },
+            Err(errno) => Outcome::Error(errno),
+        },
     };
     let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, Some(0))?;
     if let Some(mismatch) = mismatch {
         (ctx.on_mismatch)(mismatch);
     }
     result.map_err(OpError::Io)
-}
-
-/// Decodes a received chunk message into `piece` (a `piece.len()`-byte
-/// chunk) and returns the chunk's result; a message that does not decode or
-/// fails its CRC counts as `EIO` (then the confirmation round reports it).
-pub(super) fn take_chunk(message: &[u8], piece: &mut [u8]) -> Result<usize, crate::Errno> {
-    match wire::decode_chunk(message, piece.len()) {
-        Ok(Chunk::Full(bytes)) => {
-            piece.copy_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        Ok(Chunk::Final(Ok(count), bytes)) => {
-            piece[..count].copy_from_slice(bytes);
-            Ok(count)
-        }
-        Ok(Chunk::Final(Err(errno), _)) => Err(errno),
-        Err(_) => Err(EIO),
-    }
 }

@@ -30,7 +30,7 @@ use crate::link::ReplicaLink;
 use crate::report::OpKind;
 use crate::tag::{tag, Step};
 use crate::vote::{Digest, Outcome, Verdict};
-use crate::{OpContext, OpError, EIO};
+use crate::{OpContext, OpError, Policy, EIO};
 
 /// Runs Simple Read on this replica.
 pub(super) fn run<L, F>(
@@ -49,7 +49,7 @@ where
     let mine = Digest {
         offset,
         requested,
-        outcome: Outcome::of_read(local, buf),
+        outcome: ctx.policy.outcome_of_read(local, buf),
     };
     let agreement = agree(OpKind::Read, ctx, link, &mine)?;
     let Some((source, agreed)) = agreement.agreed() else {
@@ -67,7 +67,8 @@ where
             })?;
             link.send_to_each(minority, data_tag, bytes)?;
         } else if minority.contains(&me) {
-            receive_correction(link, source, data_tag, agreed.outcome, buf)?;
+            let policy = ctx.policy;
+            receive_correction(link, source, data_tag, agreed.outcome, buf, &policy)?;
         }
     }
     Ok(len)
@@ -81,17 +82,14 @@ fn receive_correction<L: ReplicaLink + ?Sized>(
     data_tag: u32,
     outcome: Outcome,
     buf: &mut [u8],
+    policy: &Policy,
 ) -> Result<(), OpError> {
-    let bytes = link.recv(source, data_tag)?;
-    let reject = |what| OpError::Protocol {
-        replica: source,
-        what,
-    };
-    if Outcome::data(&bytes) != outcome {
-        return Err(reject("corrected data do not match the agreed digest"));
+    let len = link.recv_into(source, data_tag, buf)?;
+    if policy.outcome_of(&buf[..len]) != outcome {
+        return Err(OpError::Protocol {
+            replica: source,
+            what: "corrected data do not match the agreed digest",
+        });
     }
-    buf.get_mut(..bytes.len())
-        .ok_or(reject("agreed length exceeds this replica's buffer"))?
-        .copy_from_slice(&bytes);
     Ok(())
 }

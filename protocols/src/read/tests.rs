@@ -228,6 +228,7 @@ fn simple_r3_corrects_a_replica_that_hit_eof_early() {
             path: PATH,
             seq: 0,
             on_mismatch: &mut sink,
+            policy: Default::default(),
         };
         let result = read::run(
             ReadProtocol::Simple,
@@ -281,6 +282,7 @@ fn simple_rejects_a_malformed_digest_without_panicking() {
             path: PATH,
             seq: 1,
             on_mismatch: &mut sink,
+            policy: Default::default(),
         };
         Some(read::run(
             ReadProtocol::Simple,
@@ -328,6 +330,7 @@ fn simple_rejects_a_correction_that_does_not_match_the_vote() {
             path: PATH,
             seq: 1,
             on_mismatch: &mut sink,
+            policy: Default::default(),
         };
         Some(read::run(
             ReadProtocol::Simple,

@@ -55,26 +55,31 @@ fn messages(protocol: ReadProtocol, r: usize, me: usize, len: usize) -> u64 {
     let count = match protocol {
         ReadProtocol::ExtendedSimple { readers } if readers.clamp(1, r) == r && r > 1 => others,
         ReadProtocol::ExtendedSimple { readers } if readers.clamp(1, r) > 1 => {
-            // Vote, then the source (replica 0) sends to the non-readers.
-            let data = if me == 0 { r - readers } else { 0 };
+            // Vote, then the source (replica 0) sends data and trailer to
+            // each non-reader.
+            let data = if me == 0 { 2 * (r - readers) } else { 0 };
             others + data + check
         }
         ReadProtocol::ExtendedSimple { .. } | ReadProtocol::ReadDistribute => {
-            check + if me == 0 { others } else { 0 }
+            check + if me == 0 { 2 * others } else { 0 }
         }
-        ReadProtocol::Chained => check + usize::from(me + 1 < r),
+        ReadProtocol::Chained => check + 2 * usize::from(me + 1 < r),
         ReadProtocol::ChunkedChained { chunk } => {
             check
                 + if me + 1 < r {
-                    chunk_lens(len, chunk).len()
+                    2 * chunk_lens(len, chunk).len()
                 } else {
                     0
                 }
         }
         ReadProtocol::DistributedChunked { chunk } => {
-            check + chunk_lens(len, chunk).len().div_ceil(r) * others
+            // Data and trailer to each other replica, in every round where
+            // this replica owns a chunk.
+            let chunks = chunk_lens(len, chunk).len();
+            let owned_rounds = (0..chunks).filter(|i| i % r == me).count();
+            check + 2 * owned_rounds * others
         }
-        ReadProtocol::None | ReadProtocol::Simple => unreachable!(),
+        ReadProtocol::None | ReadProtocol::Simple | ReadProtocol::Auto { .. } => unreachable!(),
     };
     count as u64
 }
@@ -274,12 +279,13 @@ fn protocol_names_match_the_configuration() {
 
 #[test]
 fn chunked_chained_survives_damage_to_any_message_on_any_hop() {
-    // The chain stays in step whichever message is damaged (a full chunk,
-    // the short final one), because finality is read from the length.
+    // The chain stays in step whichever message is damaged (a chunk's data
+    // or its trailer, full or short), because finality is read from the
+    // data message's length. Each chunk is two messages.
     let file_len = content().len();
     let file = MemoryFile::new(content());
     for links in BOTH {
-        for (offset, messages) in [(OFFSET, 8u64), ((file_len - 40) as u64, 3)] {
+        for (offset, messages) in [(OFFSET, 16u64), ((file_len - 40) as u64, 6)] {
             for victim in 1..3 {
                 for k in 0..messages {
                     let mut set = links.make(3);

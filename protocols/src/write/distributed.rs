@@ -41,7 +41,7 @@ use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
 use crate::report::OpKind;
 use crate::tag::{tag, Step};
-use crate::vote::{Digest, Outcome, Verdict};
+use crate::vote::{Digest, Verdict};
 use crate::{wire, OpContext, OpError, EIO};
 
 /// Runs Distributed Write on this replica.
@@ -62,7 +62,7 @@ where
     let mine = Digest {
         offset,
         requested: data.len(),
-        outcome: Outcome::data(data),
+        outcome: ctx.policy.outcome_of(data),
     };
     let agreement = agree(OpKind::Write, ctx, link, &mine)?;
     let Some((source, agreed)) = agreement.agreed() else {

@@ -29,6 +29,14 @@ pub enum WriteProtocol {
         /// Piece size in bytes.
         chunk: usize,
     },
+    /// Simple or Distributed Write, chosen from the placement (see
+    /// [`crate::auto`]).
+    Auto {
+        /// Piece size in bytes.
+        chunk: usize,
+        /// Where the replicas reach the file.
+        placement: crate::Placement,
+    },
 }
 
 impl WriteProtocol {
@@ -38,6 +46,7 @@ impl WriteProtocol {
             WriteProtocol::None => "none",
             WriteProtocol::Simple => "simple",
             WriteProtocol::Distributed { .. } => "distributed",
+            WriteProtocol::Auto { .. } => "auto",
         }
     }
 }
@@ -69,6 +78,10 @@ where
         WriteProtocol::Simple => simple::run(ctx, link, io, data, offset),
         WriteProtocol::Distributed { chunk } => {
             distributed::run(ctx, link, io, data, offset, chunk)
+        }
+        WriteProtocol::Auto { chunk, placement } => {
+            let chosen = crate::auto::write_for(chunk, placement);
+            run(chosen, ctx, link, io, data, offset)
         }
     }
 }

@@ -28,7 +28,7 @@ use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
 use crate::report::OpKind;
 use crate::tag::{tag, Step};
-use crate::vote::{Digest, Outcome};
+use crate::vote::Digest;
 use crate::{wire, OpContext, OpError, EIO};
 
 /// Runs Simple Write on this replica.
@@ -46,7 +46,7 @@ where
     let mine = Digest {
         offset,
         requested: data.len(),
-        outcome: Outcome::data(data),
+        outcome: ctx.policy.outcome_of(data),
     };
     let agreement = agree(OpKind::Write, ctx, link, &mine)?;
     let Some((writer, agreed)) = agreement.agreed() else {

@@ -255,6 +255,7 @@ fn simple_rejects_a_writer_result_beyond_the_buffer() {
             path: PATH,
             seq: 1,
             on_mismatch: &mut sink,
+            policy: Default::default(),
         };
         Some(write::run(
             WriteProtocol::Simple,

@@ -1,0 +1,144 @@
+//! Divergence detection: before each coordinated operation, the replicas
+//! tell each other which operation they are about to run (tag step
+//! [`Step::Announce`]). Replicas of a deterministic application always
+//! announce the same one; any difference (another kind of call, another
+//! file, offset or length) means their executions have diverged, and no
+//! protocol may run, because the replicas would wait for messages that
+//! never come or mix data of different requests.
+//!
+//! Every replica receives every announcement, so every replica reaches the
+//! same verdict and the same [`Divergence`] report, which names what each
+//! replica tried to do.
+
+use crate::link::ReplicaLink;
+use crate::tag::{tag, Step};
+use crate::{wire, OpError};
+use std::fmt;
+
+/// One replica's next operation, as far as replicas must agree on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operation {
+    /// The call, e.g. `read`, `write`, `open`, `fstat`.
+    pub kind: String,
+    /// The file's path (as this replica resolved it), or another subject.
+    pub path: String,
+    /// The file offset, 0 when the call has none.
+    pub offset: u64,
+    /// The byte count, 0 when the call has none.
+    pub len: u64,
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({}", self.kind, self.path)?;
+        if self.offset != 0 || self.len != 0 {
+            write!(f, ", offset {}, {} bytes", self.offset, self.len)?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// Replicas that announced different operations under one sequence number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// The logical rank.
+    pub rank: u32,
+    /// The operation's sequence number.
+    pub seq: u64,
+    /// What every replica announced, by replica index.
+    pub operations: Vec<Operation>,
+}
+
+impl fmt::Display for Divergence {
+    /// E.g. `divergence: rank 0 operation 17: replica 0 read(/nfs/a, offset
+    /// 0, 4096 bytes); replica 1 write(/nfs/a, offset 0, 4096 bytes)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "divergence: rank {} operation {}: the replicas issued different calls:",
+            self.rank, self.seq
+        )?;
+        for (replica, op) in self.operations.iter().enumerate() {
+            let sep = if replica == 0 { " " } else { "; " };
+            write!(f, "{sep}replica {replica} {op}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Exchanges `mine` with every replica for operation `seq`. Returns
+/// `Ok(None)` when all replicas announced the same operation, the
+/// [`Divergence`] (identical on every replica) otherwise, or the link's
+/// error.
+pub fn announce<L: ReplicaLink + ?Sized>(
+    link: &mut L,
+    rank: u32,
+    seq: u64,
+    mine: &Operation,
+) -> Result<Option<Divergence>, OpError> {
+    if link.degree() <= 1 {
+        return Ok(None);
+    }
+    let raw = link.exchange_all(tag(seq, Step::Announce), &wire::encode_operation(mine))?;
+    let operations = raw
+        .iter()
+        .enumerate()
+        .map(|(replica, bytes)| {
+            wire::decode_operation(bytes).map_err(|what| OpError::Protocol { replica, what })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if operations.iter().all(|op| op == mine) {
+        return Ok(None);
+    }
+    Ok(Some(Divergence {
+        rank,
+        seq,
+        operations,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{link_set, run_replicas};
+
+    fn op(kind: &str, len: u64) -> Operation {
+        Operation {
+            kind: kind.into(),
+            path: "/shared/a".into(),
+            offset: 8,
+            len,
+        }
+    }
+
+    #[test]
+    fn same_operations_pass_and_different_ones_are_reported_everywhere() {
+        let same = run_replicas(link_set(3), |mut link| {
+            announce(&mut link, 4, 9, &op("read", 16)).unwrap()
+        });
+        assert!(same.iter().all(Option::is_none));
+        let mixed = run_replicas(link_set(3), |mut link| {
+            let me = ReplicaLink::me(&link);
+            let mine = if me == 1 {
+                op("write", 16)
+            } else {
+                op("read", 16)
+            };
+            announce(&mut link, 4, 9, &mine).unwrap()
+        });
+        let first = mixed[0].clone().expect("a divergence");
+        assert!(mixed.iter().all(|d| d.as_ref() == Some(&first)));
+        assert_eq!(first.operations[1].kind, "write");
+        assert_eq!(
+            first.to_string(),
+            "divergence: rank 4 operation 9: the replicas issued different calls: replica 0 \
+             read(/shared/a, offset 8, 16 bytes); replica 1 write(/shared/a, offset 8, 16 \
+             bytes); replica 2 read(/shared/a, offset 8, 16 bytes)"
+        );
+        let sizes = run_replicas(link_set(2), |mut link| {
+            let me = ReplicaLink::me(&link) as u64;
+            announce(&mut link, 0, 1, &op("read", 16 + me)).unwrap()
+        });
+        assert!(sizes.iter().all(Option::is_some));
+    }
+}
