@@ -15,4 +15,5 @@ pub mod cli;
 pub mod config;
 pub mod fsclass;
 pub mod job;
+pub mod join;
 pub mod topology;

@@ -30,6 +30,13 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Join the part files that Distributed Separate Write left beside
+    /// each PATH into PATH itself.
+    Join {
+        /// Final files whose parts to join.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -54,5 +61,6 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Check { file }) => cli::config_cmd::check(&file),
         Command::Config(ConfigCommand::Show { config }) => cli::config_cmd::show(config.as_deref()),
         Command::Info { paths } => cli::info::info(&paths),
+        Command::Join { paths } => cli::join::run(&paths),
     }
 }

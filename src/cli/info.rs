@@ -3,7 +3,7 @@
 //! Uses the same rules as the runtime ([`crate::fsclass`]), on the same
 //! resolved path: absolute, with the symlinks of its existing part resolved.
 
-use crate::config::Config;
+use crate::config::{Config, FileFacts, OpenMode};
 use crate::fsclass::{classify, parse_mountinfo, Class};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -31,12 +31,31 @@ pub fn info(paths: &[PathBuf]) -> ExitCode {
         let verdict = classify(&config, &resolved, &mounts);
         let text = resolved.to_string_lossy();
         let (read, write, rule) = if verdict.class == Class::Shared {
-            let io = config.protocols_for(&text);
-            let rule = match config.io.rules.iter().position(|r| r.path.matches(&text)) {
-                Some(i) => format!("; io.rules[{i}] ({}) applies", config.io.rules[i].path),
-                None => "; io defaults apply".to_string(),
+            // Reads as if opened read-only, writes as if opened write-only.
+            let facts = |open_mode| FileFacts {
+                path: &text,
+                fs_type: Some(&verdict.fs_type),
+                open_mode: Some(open_mode),
             };
-            (io.read.to_string(), io.write.to_string(), rule)
+            let (for_read, for_write) = (facts(OpenMode::Read), facts(OpenMode::Write));
+            let (read_io, write_io) = (config.io_for(&for_read), config.io_for(&for_write));
+            let which =
+                |facts: &FileFacts<'_>| match config.io.rules.iter().position(|r| r.matches(facts))
+                {
+                    Some(i) => format!("io.rules[{i}] ({})", config.io.rules[i].path),
+                    None => "io defaults".to_string(),
+                };
+            let (read_rule, write_rule) = (which(&for_read), which(&for_write));
+            let rule = if read_rule == write_rule {
+                format!(
+                    "; {read_rule} applies (voting {}, on_mismatch {})",
+                    on_off(read_io.voting),
+                    read_io.on_mismatch
+                )
+            } else {
+                format!("; reading: {read_rule} applies; writing: {write_rule} applies")
+            };
+            (read_io.read.to_string(), write_io.write.to_string(), rule)
         } else {
             ("-".to_string(), "-".to_string(), String::new())
         };
@@ -49,6 +68,14 @@ pub fn info(paths: &[PathBuf]) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
 }
 
 /// Makes `path` absolute and resolves the symlinks of the part that exists

@@ -3,5 +3,6 @@
 pub mod config_cmd;
 pub mod exec;
 pub mod info;
+pub mod join;
 pub mod mpi;
 pub mod run;

@@ -58,6 +58,14 @@ pub(crate) fn escaped_all<T: AsRef<Path>, S: Serializer>(
     )
 }
 
+/// Like [`escaped_all`], for an optional list (skipped when `None`).
+pub(crate) fn escaped_all_opt<T: AsRef<Path>, S: Serializer>(
+    values: &Option<Vec<T>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    escaped_all(values.as_deref().unwrap_or(&[]), s)
+}
+
 /// A size in bytes as `64MiB`.
 pub(crate) fn size<S: Serializer>(bytes: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format_size(*bytes))

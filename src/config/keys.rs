@@ -9,8 +9,8 @@
 
 use super::raw::{mapping, RawDoc, Val};
 use super::schema::{
-    Checksum, Config, Layout, LogLevel, ParityScheme, ParityTrigger, ReadProtocol, Source,
-    WriteProtocol,
+    Checksum, Config, Layout, LogLevel, OnMismatch, ParityScheme, ParityTrigger, ReadProtocol,
+    Source, WriteProtocol,
 };
 use super::value::{Bool, Choice, FilePath, Int, Kind, Opt, Size, Span, Template};
 
@@ -36,7 +36,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("local", &["paths"]),
     ("remap", &[]),
     ("io", &["read", "write", "chunk_size", "readers", "rules"]),
-    ("voting", &["checksum", "enabled"]),
+    ("voting", &["checksum", "enabled", "on_mismatch"]),
     ("faults", &["detection_timeout", "heartbeat_interval"]),
     (
         "parity",
@@ -50,7 +50,17 @@ pub(crate) const ENTRIES: &[(&str, &[&str])] = &[
     ("a remap entry", &["prefix", "to"]),
     (
         "an io.rules entry",
-        &["path", "read", "write", "chunk_size", "readers"],
+        &[
+            "path",
+            "fs_types",
+            "open_mode",
+            "read",
+            "write",
+            "chunk_size",
+            "readers",
+            "voting",
+            "on_mismatch",
+        ],
     ),
 ];
 
@@ -128,6 +138,7 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(io.readers, READERS),
         scalar!(voting.checksum, Choice::<Checksum>::new()),
         scalar!(voting.enabled, Bool),
+        scalar!(voting.on_mismatch, Choice::<OnMismatch>::new()),
         scalar!(faults.detection_timeout, Span),
         scalar!(faults.heartbeat_interval, Span),
         scalar!(parity.scheme, Choice::<ParityScheme>::new()),

@@ -269,6 +269,7 @@ mod tests {
         ("io", "readers", "", "3", "1"),
         ("voting", "checksum", "", "crc32", "crc32"),
         ("voting", "enabled", "", "false", "true"),
+        ("voting", "on_mismatch", "", "warn", "abort"),
         ("faults", "detection_timeout", "", "20s", "3s"),
         ("faults", "heartbeat_interval", "", "2s", "500ms"),
         ("parity", "scheme", "", "xor", "rs"),

@@ -285,10 +285,14 @@ pub(crate) struct RawIo {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawRule {
     pub path: Option<Val>,
+    pub fs_types: Option<Items<Val>>,
+    pub open_mode: Option<Val>,
     pub read: Option<Val>,
     pub write: Option<Val>,
     pub chunk_size: Option<Val>,
     pub readers: Option<Val>,
+    pub voting: Option<Val>,
+    pub on_mismatch: Option<Val>,
 }
 
 #[derive(Deserialize)]
@@ -296,6 +300,7 @@ pub(crate) struct RawRule {
 pub(crate) struct RawVoting {
     pub checksum: Option<Val>,
     pub enabled: Option<Val>,
+    pub on_mismatch: Option<Val>,
 }
 
 #[derive(Deserialize)]

@@ -168,11 +168,22 @@ impl Default for Io {
     }
 }
 
-/// One entry of `io.rules`. Unset fields fall back to the `io` defaults.
+/// One entry of `io.rules`. Unset fields fall back to the `io` and
+/// `voting` defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IoRule {
     /// Which paths the rule applies to.
     pub path: Glob,
+    /// When set, the rule applies only to files on these file-system types
+    /// (as in `/proc/self/mountinfo`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "emit::escaped_all_opt"
+    )]
+    pub fs_types: Option<Vec<String>>,
+    /// When set, the rule applies only to files opened in this mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_mode: Option<OpenMode>,
     /// Read protocol for matching paths.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read: Option<ReadProtocol>,
@@ -188,6 +199,40 @@ pub struct IoRule {
     /// Readers for `extended-simple` on matching paths.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub readers: Option<u32>,
+    /// Whether replicas compare checksums on matching paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voting: Option<bool>,
+    /// The reaction to a checksum disagreement on matching paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_mismatch: Option<OnMismatch>,
+}
+
+named_enum! {
+    /// The access mode a file was opened with (`O_ACCMODE`).
+    pub enum OpenMode ("open mode") {
+        /// `O_RDONLY`.
+        #[default]
+        Read = "read",
+        /// `O_WRONLY`.
+        Write = "write",
+        /// `O_RDWR`.
+        ReadWrite = "read-write",
+    }
+}
+
+named_enum! {
+    /// What the replicas do when their checksums disagree.
+    pub enum OnMismatch ("on_mismatch policy") {
+        /// A majority corrects the minority; without one (always at r = 2), `error`.
+        #[default]
+        Correct = "correct",
+        /// Every replica returns EIO; nothing is written.
+        Error = "error",
+        /// The job ends with the report (MPI_Abort).
+        Abort = "abort",
+        /// Log the report and go on with the majority's data, or replica 0's.
+        Warn = "warn",
+    }
 }
 
 named_enum! {
@@ -209,6 +254,9 @@ named_enum! {
         ChunkedChained = "chunked-chained",
         /// Each replica reads different chunks of `io.chunk_size` and sends them to the others.
         DistributedChunked = "distributed-chunked",
+        /// redio chooses per read from its size and whether the replicas
+        /// reach one server or one each (docs/protocols.md).
+        Auto = "auto",
     }
 }
 
@@ -225,6 +273,9 @@ named_enum! {
         Distributed = "distributed",
         /// Like `distributed`, each part going into a separate file.
         DistributedSeparate = "distributed-separate",
+        /// redio chooses per write between `simple` and `distributed`
+        /// (docs/protocols.md).
+        Auto = "auto",
     }
 }
 
@@ -235,6 +286,8 @@ pub struct Voting {
     pub checksum: Checksum,
     /// Whether replicas vote at all.
     pub enabled: bool,
+    /// The reaction to a disagreement, unless a rule says otherwise.
+    pub on_mismatch: OnMismatch,
 }
 
 impl Default for Voting {
@@ -242,6 +295,7 @@ impl Default for Voting {
         Voting {
             checksum: Checksum::Crc32,
             enabled: true,
+            on_mismatch: OnMismatch::Correct,
         }
     }
 }

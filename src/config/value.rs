@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(write.parse("distributed"), Ok(WriteProtocol::Distributed));
         assert_eq!(
             write.parse("fast").unwrap_err(),
-            "unknown protocol \"fast\" (expected one of: none, simple, distributed, distributed-separate)"
+            "unknown protocol \"fast\" (expected one of: none, simple, distributed, distributed-separate, auto)"
         );
     }
 }

@@ -5,8 +5,8 @@ use crate::config::keys::{CHUNK_SIZE, READERS};
 use crate::config::raw::{
     mapping, Items, ListOf, MapOf, Pos, RawDoc, RawRemap, RawRule, Section, Val,
 };
-use crate::config::schema::{IoRule, ReadProtocol, Remap, WriteProtocol};
-use crate::config::value::{Choice, FsType, Kind, Pattern, Prefix, Template};
+use crate::config::schema::{IoRule, OnMismatch, OpenMode, ReadProtocol, Remap, WriteProtocol};
+use crate::config::value::{Bool, Choice, FsType, Kind, Pattern, Prefix, Template};
 
 impl Resolver<'_> {
     pub(super) fn read_lists(&mut self, doc: &RawDoc) {
@@ -60,26 +60,55 @@ impl Resolver<'_> {
 
     fn rule(&mut self, label: &str, rule: &RawRule, pos: Pos) -> Option<IoRule> {
         let path = self.required(label, "path", rule.path.as_ref(), pos, &Pattern);
-        let overrides = [&rule.read, &rule.write, &rule.chunk_size, &rule.readers];
+        let overrides = [
+            &rule.read,
+            &rule.write,
+            &rule.chunk_size,
+            &rule.readers,
+            &rule.voting,
+            &rule.on_mismatch,
+        ];
         if overrides.iter().all(|o| o.is_none()) {
             self.report(
                 &Origin::File(pos),
                 format!(
-                    "{label}: the rule sets nothing \
-                     (give at least one of read, write, chunk_size, readers)"
+                    "{label}: the rule sets nothing (give at least one of read, write, \
+                     chunk_size, readers, voting, on_mismatch)"
                 ),
             );
         }
+        let fs_types = self.list(
+            &format!("{label}.fs_types"),
+            rule.fs_types.as_ref(),
+            &FsType,
+        );
+        let open_mode = self.optional(
+            label,
+            "open_mode",
+            &rule.open_mode,
+            &Choice::<OpenMode>::new(),
+        );
+        let voting = self.optional(label, "voting", &rule.voting, &Bool);
+        let on_mismatch = self.optional(
+            label,
+            "on_mismatch",
+            &rule.on_mismatch,
+            &Choice::<OnMismatch>::new(),
+        );
         let read = self.optional(label, "read", &rule.read, &Choice::<ReadProtocol>::new());
         let write = self.optional(label, "write", &rule.write, &Choice::<WriteProtocol>::new());
         let chunk_size = self.optional(label, "chunk_size", &rule.chunk_size, &CHUNK_SIZE);
         let readers = self.optional(label, "readers", &rule.readers, &READERS);
         Some(IoRule {
             path: path?,
+            fs_types,
+            open_mode,
             read,
             write,
             chunk_size,
             readers,
+            voting,
+            on_mismatch,
         })
     }
 
