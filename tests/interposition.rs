@@ -63,6 +63,7 @@ const CHILD: &str = "io/io_child.c";
 const UNSUPPORTED: &str = "io/io_unsupported.c";
 const FAULTS: &str = "io/io_faults.c";
 const RULES: &str = "io/io_rules.c";
+const DIVERGE: &str = "io/io_diverge.c";
 
 /// Every program and the flavours it is compiled in.
 const PROGRAMS: [(&str, Flavour); 12] = [
@@ -742,6 +743,8 @@ fn every_protocol_matches_plain_mpich() {
         ("chained", "distributed"),
         ("chunked-chained", "simple"),
         ("distributed-chunked", "distributed"),
+        ("auto", "distributed-separate"),
+        ("simple", "auto"),
     ];
     for (source, flavour) in [(POSIX, Flavour::Fortify64), (STDIO, Flavour::O0)] {
         let exe = compile_flavour(mpi, source, flavour);
@@ -956,6 +959,131 @@ fn flipped_read_is_detected_with_two_replicas() {
         Some("read:EIO"),
     );
     assert_mismatch_logged(&job, &area);
+}
+
+#[test]
+fn every_voting_write_protocol_corrects_at_three_and_detects_at_two() {
+    for write in ["distributed", "distributed-separate"] {
+        let env = |flip| [("REDIO_IO_WRITE", write), ("REDIO_TEST_FLIP_WRITE", flip)];
+        fault_case(&format!("flip-write-{write}"), 3, &env("0"), None);
+        let (job, area) = fault_case(
+            &format!("flip-write-{write}"),
+            2,
+            &env("1"),
+            Some("write:EIO"),
+        );
+        assert_mismatch_logged(&job, &area);
+    }
+}
+
+#[test]
+fn extended_simple_read_with_two_readers_detects_a_flipped_read() {
+    // Two readers of three cannot outvote each other: detected, not corrected.
+    let env = [
+        ("REDIO_IO_READ", "extended-simple"),
+        ("REDIO_IO_READERS", "2"),
+        ("REDIO_TEST_FLIP_READ", "1"),
+    ];
+    let (job, area) = fault_case("flip-read-extended", 3, &env, Some("read:EIO"));
+    assert_mismatch_logged(&job, &area);
+}
+
+#[test]
+fn on_mismatch_error_refuses_even_a_majority() {
+    let env = [
+        ("REDIO_VOTING_ON_MISMATCH", "error"),
+        ("REDIO_TEST_FLIP_READ", "1"),
+    ];
+    let (job, _) = fault_case("policy-error", 3, &env, Some("read:EIO"));
+    assert!(
+        job.stderr.contains("EIO returned (on_mismatch: error)"),
+        "the report must name the policy:\n{}",
+        job.stderr
+    );
+}
+
+#[test]
+fn on_mismatch_warn_goes_on_with_replica_zero_at_two() {
+    // Replica 1's buffer is flipped; with warn, replica 0's data reach the
+    // file and nothing fails.
+    let env = [
+        ("REDIO_VOTING_ON_MISMATCH", "warn"),
+        ("REDIO_TEST_FLIP_WRITE", "1"),
+    ];
+    let (job, _) = fault_case("policy-warn", 2, &env, None);
+    assert!(
+        job.stderr
+            .contains("continued with replica 0's data (on_mismatch: warn)"),
+        "the report must say what was used:\n{}",
+        job.stderr
+    );
+}
+
+#[test]
+fn on_mismatch_abort_ends_the_job() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, FAULTS, Flavour::Fortify);
+    let area = Area::new("policy-abort-r2", true);
+    let env = [
+        ("REDIO_VOTING_ON_MISMATCH", "abort"),
+        ("REDIO_TEST_FLIP_WRITE", "1"),
+    ];
+    let job = replicated(mpi, &exe, &area, (2, "block"), &[], &env);
+    assert_ne!(job.code, Some(0), "the job must fail:\n{job:#?}");
+    assert!(
+        job.stderr.contains("on_mismatch is abort: ending the job"),
+        "the abort must be explained:\n{}",
+        job.stderr
+    );
+}
+
+/// Replicas that issue different calls: detected before any protocol runs,
+/// reported with both sides' calls, EIO on every replica, and the replicas
+/// go on in step afterwards.
+#[test]
+fn diverging_replicas_are_detected_and_reported_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, DIVERGE, Flavour::O0);
+    for (degree, read) in [(2, "simple"), (3, "chunked-chained")] {
+        let area = Area::new(&format!("diverge-r{degree}"), true);
+        let job = replicated(
+            mpi,
+            &exe,
+            &area,
+            (degree, "block"),
+            &[],
+            &[("REDIO_IO_READ", read)],
+        );
+        let what = format!("io_diverge r={degree} read {read}");
+        check_success(&job, &what);
+        for (world, out) in &job.ranks {
+            assert!(
+                out.contains("shared diverging step: -1 EIO"),
+                "{what}: world rank {world} must get EIO:\n{out}"
+            );
+            assert!(
+                out.contains("shared read block: 4096 crc"),
+                "{what}: world rank {world} must go on in step:\n{out}"
+            );
+        }
+        for rank in 0..RANKS {
+            let path = area.shared_file(&format!("diverge.{rank}.dat"));
+            let path = path.display().to_string();
+            let lines = lines_with(
+                &job.stderr,
+                &[
+                    "divergence",
+                    &format!("replica 0 write({path}, offset 0, 100 bytes)"),
+                    &format!("replica 1 read({path}, offset 0, 100 bytes)"),
+                ],
+            );
+            assert!(
+                !lines.is_empty(),
+                "{what}: the divergence of rank {rank} must be reported with both calls:\n{}",
+                job.stderr
+            );
+        }
+    }
 }
 
 #[test]

@@ -34,6 +34,90 @@ impl MpiLink {
     }
 }
 
+impl MpiLink {
+    /// Posts a receive of up to `buf.len()` bytes from `peer` into `buf`.
+    /// The caller completes the request before `buf` goes out of scope.
+    fn post_recv(
+        &self,
+        peer: i32,
+        tag: u32,
+        buf: &mut [u8],
+    ) -> Result<ffi::MPI_Request, LinkError> {
+        let count = message_count(peer, buf.len())?;
+        let mut request = unsafe { std::mem::zeroed() };
+        // SAFETY: `buf` stays borrowed until the request completes (callers
+        // wait for it before returning).
+        let rc = unsafe {
+            pmpi::PMPI_Irecv(
+                buf.as_mut_ptr().cast(),
+                count,
+                ffi::redio_mpi_byte,
+                peer,
+                tag as i32,
+                self.comm,
+                &mut request,
+            )
+        };
+        match rc {
+            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(request),
+            code => Err(transport(peer as usize, code)),
+        }
+    }
+
+    /// Posts a send of `data` to `peer`; completed like [`post_recv`](Self::post_recv).
+    fn post_send(&self, peer: i32, tag: u32, data: &[u8]) -> Result<ffi::MPI_Request, LinkError> {
+        let count = message_count(peer, data.len())?;
+        let mut request = unsafe { std::mem::zeroed() };
+        // SAFETY: `data` stays borrowed until the request completes.
+        let rc = unsafe {
+            pmpi::PMPI_Isend(
+                data.as_ptr().cast(),
+                count,
+                ffi::redio_mpi_byte,
+                peer,
+                tag as i32,
+                self.comm,
+                &mut request,
+            )
+        };
+        match rc {
+            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(request),
+            code => Err(transport(peer as usize, code)),
+        }
+    }
+
+    /// Waits for all `requests`; a truncated receive becomes
+    /// [`LinkError::TooLong`].
+    fn finish(
+        &self,
+        replica: usize,
+        requests: &mut [ffi::MPI_Request],
+        statuses: &mut [ffi::MPI_Status],
+    ) -> Result<(), LinkError> {
+        match poll::wait_each(requests, statuses) {
+            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
+            code => Err(transport(replica, code)),
+        }
+    }
+}
+
+/// The element count MPI takes for a `len`-byte message: an `int`.
+fn message_count(peer: i32, len: usize) -> Result<i32, LinkError> {
+    i32::try_from(len).map_err(|_| LinkError::TooLong {
+        replica: peer as usize,
+        len,
+        capacity: i32::MAX as usize,
+    })
+}
+
+/// The byte count of a completed receive.
+fn received_len(status: &ffi::MPI_Status) -> usize {
+    let mut count = 0;
+    // SAFETY: `status` belongs to a completed receive.
+    unsafe { pmpi::PMPI_Get_count(status, ffi::redio_mpi_byte, &mut count) };
+    count.max(0) as usize
+}
+
 fn transport(replica: usize, code: i32) -> LinkError {
     LinkError::Transport { replica, code }
 }
@@ -71,6 +155,41 @@ impl ReplicaLink for MpiLink {
             rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
             code => Err(transport(to, code)),
         }
+    }
+
+    fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
+        let peer = self.check(from)?;
+        let mut requests = [self.post_recv(peer, tag, buf)?];
+        let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
+        self.finish(from, &mut requests, &mut statuses)?;
+        Ok(received_len(&statuses[0]))
+    }
+
+    fn sendrecv_into(
+        &mut self,
+        peer: usize,
+        tag: u32,
+        data: &[u8],
+        buf: &mut [u8],
+    ) -> Result<usize, LinkError> {
+        let rank = self.check(peer)?;
+        // Both directions at once: the two copies run on both cores.
+        let receive = self.post_recv(rank, tag, buf)?;
+        let send = match self.post_send(rank, tag, data) {
+            Ok(send) => send,
+            Err(e) => {
+                let mut pending = [receive];
+                // SAFETY: cancelling and completing our own posted receive.
+                unsafe { pmpi::PMPI_Cancel(&mut pending[0]) };
+                let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
+                poll::wait_each(&mut pending, &mut statuses);
+                return Err(e);
+            }
+        };
+        let mut requests = [receive, send];
+        let mut statuses: [ffi::MPI_Status; 2] = unsafe { std::mem::zeroed() };
+        self.finish(peer, &mut requests, &mut statuses)?;
+        Ok(received_len(&statuses[0]))
     }
 
     fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError> {

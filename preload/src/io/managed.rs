@@ -16,18 +16,20 @@
 
 use super::faults;
 use super::link::MpiLink;
+use super::parts::Parts;
 use super::paths::Resolved;
 use super::route;
 use crate::io::hooks::real;
 use crate::runtime::{settings, world};
-use redio_core::config;
+use redio_core::{config, join};
 use redio_protocols::tag::{tag, Step};
 use redio_protocols::{
-    read, write, Errno, Mismatch, OpContext, OpError, ReadProtocol, ReplicaLink, WriteProtocol,
+    announce, read, write, Errno, FileIo, Mismatch, OnMismatch, OpContext, OpError, Operation,
+    Placement, Policy, ReadProtocol, ReplicaLink, WriteProtocol,
 };
 use std::ffi::CStr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// One open shared file, as seen by this replica. Descriptors made with
@@ -43,6 +45,12 @@ pub struct ManagedFile {
     flags: AtomicI32,
     read: ReadProtocol,
     write: WriteProtocol,
+    policy: Policy,
+    /// Distributed Separate Write: this replica's part file.
+    parts: Option<Parts>,
+    /// Written under Distributed Separate Write since the last join (the
+    /// same on every replica, unlike whether this replica's part got data).
+    unjoined: AtomicBool,
 }
 
 /// Result of one replica's operation: a value or an errno.
@@ -82,6 +90,22 @@ fn main_thread_only(call: &str, file: &dyn std::fmt::Display) -> Outcome<()> {
         Err(libc::ENOTSUP)
     }
 }
+
+/// Logs a mismatch report; under `on_mismatch: abort`, then ends the job.
+/// Every replica gets the same report, so every replica aborts.
+fn report_mismatch(mismatch: Mismatch) {
+    match mismatch.policy {
+        OnMismatch::Warn => crate::log!(Warn, "{mismatch}"),
+        OnMismatch::Abort => {
+            crate::log!(Error, "{mismatch}; on_mismatch is abort: ending the job");
+            crate::mpi::lifecycle::abort_job(EXIT_MISMATCH);
+        }
+        _ => crate::log!(Error, "{mismatch}"),
+    }
+}
+
+/// The exit code of a job ended by `on_mismatch: abort`.
+const EXIT_MISMATCH: i32 = 75;
 
 fn link() -> Outcome<MpiLink> {
     MpiLink::current().ok_or(libc::EIO)
@@ -123,12 +147,15 @@ impl Reply {
 
 /// Runs `operation` once, on the leader (replica 0), and returns its reply
 /// on every replica. After `MPI_Finalize` every replica runs it alone.
-fn on_leader(what: &str, operation: impl FnOnce() -> Reply) -> Reply {
+fn on_leader(op: Operation, operation: impl FnOnce() -> Reply) -> Reply {
     if !route::active() {
         return operation();
     }
     let seq = next_seq();
+    let what = op.kind.clone();
+    let what = what.as_str();
     let result = link().and_then(|mut link| {
+        agree_on_operation(&mut link, seq, &op)?;
         let step = tag(seq, Step::Result);
         if link.me() == 0 {
             let reply = operation();
@@ -146,6 +173,38 @@ fn on_leader(what: &str, operation: impl FnOnce() -> Reply) -> Reply {
     })
 }
 
+/// The announcement of a call `kind` on `path`.
+fn operation(kind: &str, path: impl std::fmt::Display, offset: u64, len: u64) -> Operation {
+    Operation {
+        kind: kind.to_owned(),
+        path: path.to_string(),
+        offset,
+        len,
+    }
+}
+
+/// Checks that every replica is about to run `op` as operation `seq`
+/// ([`redio_protocols::announce`]). A divergence is logged with every
+/// replica's call and fails the operation with `EIO` on every replica (or
+/// ends the job under `on_mismatch: abort`).
+fn agree_on_operation(link: &mut MpiLink, seq: u64, op: &Operation) -> Outcome<()> {
+    let rank = world::identity().map_or(0, |i| i.placement.rank);
+    match announce(link, rank, seq, op) {
+        Ok(None) => Ok(()),
+        Ok(Some(divergence)) => {
+            let abort =
+                settings::get().is_some_and(|c| c.voting.on_mismatch == config::OnMismatch::Abort);
+            if abort {
+                crate::log!(Error, "{divergence}; on_mismatch is abort: ending the job");
+                crate::mpi::lifecycle::abort_job(EXIT_MISMATCH);
+            }
+            crate::log!(Error, "{divergence}; every replica returns EIO");
+            Err(libc::EIO)
+        }
+        Err(error) => Err(report_link(&op.kind, &error)),
+    }
+}
+
 fn report_link(what: &str, error: &dyn std::fmt::Display) -> Errno {
     crate::log!(
         Error,
@@ -154,14 +213,38 @@ fn report_link(what: &str, error: &dyn std::fmt::Display) -> Errno {
     libc::EIO
 }
 
-/// Which protocols apply to `path`, with their parameters. Distributed
-/// Separate Write is not implemented yet and runs as Simple, with a warning.
-fn protocols_for(path: &str) -> (ReadProtocol, WriteProtocol) {
+/// The settings of one opened file.
+struct FileSettings {
+    read: ReadProtocol,
+    write: WriteProtocol,
+    policy: Policy,
+    /// Distributed Separate Write: `write` is Distributed Write into part files.
+    separate: bool,
+}
+
+/// The protocols, with their parameters, and the policy for `resolved`
+/// opened with `flags`.
+fn settings_for(resolved: &Resolved, flags: i32) -> FileSettings {
     let Some(config) = settings::get() else {
-        return (ReadProtocol::Simple, WriteProtocol::Simple);
+        return FileSettings {
+            read: ReadProtocol::Simple,
+            write: WriteProtocol::Simple,
+            policy: Policy::default(),
+            separate: false,
+        };
     };
-    let io = config.protocols_for(path);
+    let mode = match flags & libc::O_ACCMODE {
+        libc::O_WRONLY => config::OpenMode::Write,
+        libc::O_RDWR => config::OpenMode::ReadWrite,
+        _ => config::OpenMode::Read,
+    };
+    let io = resolved.io(config, Some(mode));
     let chunk = usize::try_from(io.chunk_size).unwrap_or(usize::MAX);
+    let placement = if resolved.per_replica {
+        Placement::Separate
+    } else {
+        Placement::Shared
+    };
     let read = match io.read {
         config::ReadProtocol::None => ReadProtocol::None,
         config::ReadProtocol::Simple => ReadProtocol::Simple,
@@ -172,20 +255,60 @@ fn protocols_for(path: &str) -> (ReadProtocol, WriteProtocol) {
         config::ReadProtocol::Chained => ReadProtocol::Chained,
         config::ReadProtocol::ChunkedChained => ReadProtocol::ChunkedChained { chunk },
         config::ReadProtocol::DistributedChunked => ReadProtocol::DistributedChunked { chunk },
+        config::ReadProtocol::Auto => ReadProtocol::Auto { chunk, placement },
     };
     let write = match io.write {
         config::WriteProtocol::None => WriteProtocol::None,
         config::WriteProtocol::Simple => WriteProtocol::Simple,
         config::WriteProtocol::Distributed => WriteProtocol::Distributed { chunk },
-        other => {
-            crate::log!(
-                Warn,
-                "{path}: write protocol {other} is not implemented yet; using simple"
-            );
-            WriteProtocol::Simple
-        }
+        config::WriteProtocol::Auto => WriteProtocol::Auto { chunk, placement },
+        config::WriteProtocol::DistributedSeparate => WriteProtocol::Distributed { chunk },
     };
-    (read, write)
+    let on_mismatch = match io.on_mismatch {
+        config::OnMismatch::Correct => OnMismatch::Correct,
+        config::OnMismatch::Error => OnMismatch::Error,
+        config::OnMismatch::Abort => OnMismatch::Abort,
+        config::OnMismatch::Warn => OnMismatch::Warn,
+    };
+    let policy = Policy {
+        checksums: io.voting,
+        on_mismatch,
+    };
+    FileSettings {
+        read,
+        write,
+        policy,
+        separate: io.write == config::WriteProtocol::DistributedSeparate,
+    }
+}
+
+/// Before a `distributed-separate` file is opened: parts left by an earlier
+/// run are dropped when the file is truncated, joined otherwise, so that
+/// nothing written is lost. Runs on the leader.
+fn settle_stale_parts(path: &std::path::Path, flags: i32) {
+    let Ok(stale) = join::existing_parts(path) else {
+        return;
+    };
+    if stale.is_empty() {
+        return;
+    }
+    if flags & libc::O_TRUNC != 0 {
+        for (_, part) in stale {
+            let _ = std::fs::remove_file(join::index_path(&part));
+            let _ = std::fs::remove_file(part);
+        }
+        return;
+    }
+    match join::join(path) {
+        Ok(joined) => crate::log!(
+            Warn,
+            "{}: joined {} parts left by an earlier run ({} bytes)",
+            path.display(),
+            joined.parts,
+            joined.bytes
+        ),
+        Err(e) => crate::log!(Error, "{}: parts of an earlier run: {e}", path.display()),
+    }
 }
 
 /// Opens a shared file on every replica: the leader with the application's
@@ -199,7 +322,12 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     // ignore the offset, and pieces written by several replicas would land
     // in arrival order.
     let real_flags = flags & !libc::O_APPEND;
-    let reply = on_leader("open", || {
+    let settings = settings_for(resolved, flags);
+    let reply = on_leader(operation("open", resolved.path.display(), 0, 0), || {
+        if settings.separate {
+            // std's file calls inside must reach the real functions.
+            route::inside(|| settle_stale_parts(&resolved.path, flags));
+        }
         // SAFETY: a NUL-terminated path.
         let fd = unsafe { real::open(path.as_ptr(), real_flags, mode) };
         Reply {
@@ -234,13 +362,21 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
             }
         }
     };
-    let (read, write) = protocols_for(&resolved.path.to_string_lossy());
+    let FileSettings {
+        read,
+        write,
+        policy,
+        separate,
+    } = settings;
     crate::log!(
         Debug,
-        "open({}) coordinated: fd {fd}, read {}, write {}{}",
+        "open({}) coordinated: fd {fd}, read {}, write {}{}, voting {}, on_mismatch {}{}",
         resolved.path.display(),
         read.name(),
         write.name(),
+        if separate { " (separate files)" } else { "" },
+        if policy.checksums { "on" } else { "off" },
+        policy.on_mismatch.name(),
         if placeholder { ", placeholder" } else { "" }
     );
     Ok((
@@ -252,6 +388,9 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
             flags: AtomicI32::new(flags),
             read,
             write,
+            policy,
+            parts: separate.then(|| Parts::new(me)),
+            unjoined: AtomicBool::new(false),
         },
     ))
 }
@@ -289,6 +428,7 @@ impl ManagedFile {
         let mut offset = self.offset();
         let start = at.unwrap_or(*offset);
         let count = if route::active() {
+            self.settle(fd)?;
             self.run_read(fd, buf, start)?
         } else {
             // SAFETY: a descriptor of this process and a buffer of `buf.len()`.
@@ -331,33 +471,102 @@ impl ManagedFile {
         Ok(count)
     }
 
-    /// Runs one protocol operation with its context, link and real file.
+    /// Runs one protocol operation with its context, link and file: the
+    /// real file, or for a write under Distributed Separate Write this
+    /// replica's part.
     fn run_protocol<T>(
         &self,
         fd: i32,
-        op: impl FnOnce(&mut OpContext<'_>, &mut MpiLink, &mut faults::RealFile) -> Result<T, OpError>,
+        announced: Operation,
+        op: impl FnOnce(&mut OpContext<'_>, &mut MpiLink, &mut dyn FileIo) -> Result<T, OpError>,
     ) -> Outcome<T> {
         let mut link = link()?;
+        let seq = next_seq();
+        agree_on_operation(&mut link, seq, &announced)?;
         let path = self.path.to_string_lossy();
-        let mut on_mismatch = |m: Mismatch| crate::log!(Error, "{m}");
+        let mut on_mismatch = report_mismatch;
         let mut ctx = OpContext {
             rank: world::identity().map_or(0, |i| i.placement.rank),
             path: &path,
-            seq: next_seq(),
+            seq,
             on_mismatch: &mut on_mismatch,
+            policy: self.policy,
         };
-        let mut io = faults::RealFile::new(fd, link.me());
-        op(&mut ctx, &mut link, &mut io).map_err(|e| e.errno())
+        let me = link.me();
+        // A descriptor opened read-only must fail writes as usual (EBADF
+        // from the real file), not fill a part.
+        let writable = self.flags() & libc::O_ACCMODE != libc::O_RDONLY;
+        let to_parts = self
+            .parts
+            .as_ref()
+            .filter(|_| announced.kind == "write" && writable);
+        let result = match to_parts {
+            Some(parts) => {
+                self.unjoined.store(true, Ordering::Relaxed);
+                op(&mut ctx, &mut link, &mut parts.io(&self.path, seq))
+            }
+            None => op(&mut ctx, &mut link, &mut faults::RealFile::new(fd, me)),
+        };
+        result.map_err(|e| e.errno())
+    }
+
+    /// Distributed Separate Write: joins the parts into the file if
+    /// anything was written since the last join. Every replica syncs its
+    /// part, then the leader joins (a coordinated operation). Called before
+    /// anything that needs the file's contents or size, and at the last
+    /// close.
+    pub fn settle(&self, fd: i32) -> Outcome<()> {
+        let Some(parts) = &self.parts else {
+            return Ok(());
+        };
+        if !self.unjoined.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let synced = parts.sync();
+        let path = self.path.clone();
+        let reply = on_leader(operation("join", self.display(), 0, 0), || {
+            // SAFETY: the leader's own descriptor of the final file, borrowed.
+            let target = std::mem::ManuallyDrop::new(unsafe {
+                <std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fd)
+            });
+            // std's file calls inside must reach the real functions.
+            let outcome = match route::inside(|| join::join_into(&path, &target)) {
+                Ok(joined) => {
+                    crate::log!(
+                        Debug,
+                        "{}: joined {} parts, {} pieces, {} bytes",
+                        path.display(),
+                        joined.parts,
+                        joined.records,
+                        joined.bytes
+                    );
+                    Ok(0)
+                }
+                Err(e) => {
+                    crate::log!(Error, "join: {e}");
+                    Err(libc::EIO)
+                }
+            };
+            Reply {
+                outcome,
+                payload: Vec::new(),
+            }
+        });
+        parts.close();
+        synced?;
+        reply.outcome.map(|_| ())
     }
 
     fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {
-        self.run_protocol(fd, |ctx, link, io| {
+        let announced = operation("read", self.display(), offset, buf.len() as u64);
+        self.run_protocol(fd, announced, |ctx, link, io| {
             read::run(self.read, ctx, link, io, buf, offset)
         })
     }
 
     fn run_write(&self, fd: i32, data: &[u8], offset: u64) -> Outcome<usize> {
-        self.run_protocol(fd, |ctx, link, io| {
+        let announced = operation("write", self.display(), offset, data.len() as u64);
+        self.run_protocol(fd, announced, |ctx, link, io| {
             let data = faults::corrupt_write(data, link.me());
             write::run(self.write, ctx, link, io, &data, offset)
         })
@@ -378,7 +587,8 @@ impl ManagedFile {
     /// `fstat` on the leader, copied into `buf` (`len` bytes) everywhere.
     pub fn fstat(&self, fd: i32, buf: *mut u8, len: usize) -> Outcome<()> {
         main_thread_only("fstat", &self.display())?;
-        let reply = on_leader("fstat", || {
+        self.settle(fd)?;
+        let reply = on_leader(operation("fstat", self.display(), 0, 0), || {
             // SAFETY: an all-zero `stat` is a valid value to be overwritten.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             // SAFETY: a descriptor of this process and a local buffer.
@@ -408,7 +618,9 @@ impl ManagedFile {
             libc::SEEK_CUR => *current as i64,
             libc::SEEK_END => self.size(fd)? as i64,
             libc::SEEK_DATA | libc::SEEK_HOLE => {
-                let reply = on_leader("lseek", || {
+                self.settle(fd)?;
+                let op = operation("lseek", self.display(), offset as u64, whence as u64);
+                let reply = on_leader(op, || {
                     // SAFETY: a descriptor of this process.
                     let at = unsafe { real::lseek(fd, offset, whence) };
                     Reply {
@@ -433,14 +645,19 @@ impl ManagedFile {
     /// `ftruncate`, once, by the leader.
     pub fn truncate(&self, fd: i32, length: i64) -> Outcome<()> {
         main_thread_only("ftruncate", &self.display())?;
+        self.settle(fd)?;
         // SAFETY: a descriptor of this process.
-        leader_call("ftruncate", || unsafe { real::ftruncate(fd, length) })
+        leader_call(
+            operation("ftruncate", self.display(), length as u64, 0),
+            || unsafe { real::ftruncate(fd, length) },
+        )
     }
 
     /// `fsync` or `fdatasync`, once, by the leader.
     pub fn sync(&self, fd: i32, data_only: bool) -> Outcome<()> {
         main_thread_only("fsync", &self.display())?;
-        leader_call("fsync", || unsafe {
+        self.settle(fd)?;
+        leader_call(operation("fsync", self.display(), 0, 0), || unsafe {
             // SAFETY: a descriptor of this process.
             if data_only {
                 real::fdatasync(fd)
@@ -453,8 +670,8 @@ impl ManagedFile {
 
 /// Runs a C call returning `0`/`-1` once on the leader; same result
 /// everywhere.
-fn leader_call(what: &str, call: impl FnOnce() -> i32) -> Outcome<()> {
-    on_leader(what, || {
+fn leader_call(op: Operation, call: impl FnOnce() -> i32) -> Outcome<()> {
+    on_leader(op, || {
         let rc = call();
         Reply {
             outcome: if rc < 0 {
@@ -479,7 +696,7 @@ pub fn stat_on_leader(
     call: impl FnOnce(*mut u8) -> i32,
 ) -> Outcome<()> {
     main_thread_only(what, &path.to_string_lossy())?;
-    let reply = on_leader(what, || {
+    let reply = on_leader(operation(what, path.to_string_lossy(), 0, 0), || {
         let mut local = vec![0u8; len];
         let rc = call(local.as_mut_ptr());
         Reply {
@@ -495,7 +712,7 @@ pub fn stat_on_leader(
 /// leader; same result everywhere.
 pub fn name_on_leader(what: &str, path: &CStr, call: impl FnOnce() -> i32) -> Outcome<()> {
     main_thread_only(what, &path.to_string_lossy())?;
-    leader_call(what, call)
+    leader_call(operation(what, path.to_string_lossy(), 0, 0), call)
 }
 
 fn copy_payload(payload: &[u8], buf: *mut u8, len: usize) -> Outcome<()> {
@@ -505,6 +722,42 @@ fn copy_payload(payload: &[u8], buf: *mut u8, len: usize) -> Outcome<()> {
     // SAFETY: the caller's buffer has `len` bytes.
     unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, len) };
     Ok(())
+}
+
+/// Forgets descriptor `fd` before it is closed. At the last descriptor of
+/// a `distributed-separate` file, joins its parts first; an error of that
+/// join is the close's error.
+pub fn release(fd: i32) -> Outcome<()> {
+    match super::table::clear(fd) {
+        Some(file) if std::sync::Arc::strong_count(&file) == 1 && route::active() => {
+            crate::log!(Debug, "close({fd}): managed descriptor released");
+            file.settle(fd)
+        }
+        Some(_) => {
+            crate::log!(Debug, "close({fd}): managed descriptor released");
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
+/// At `MPI_Finalize`: joins the parts of every `distributed-separate` file
+/// still open, in path order (the same on every replica).
+pub fn settle_all() {
+    let mut open = super::table::all();
+    open.sort_by(|a, b| a.1.path.cmp(&b.1.path).then(a.0.cmp(&b.0)));
+    open.dedup_by(|a, b| std::sync::Arc::ptr_eq(&a.1, &b.1));
+    for (fd, file) in open {
+        if let Err(errno) = file.settle(fd) {
+            crate::log!(
+                Error,
+                "{}: joining its parts at MPI_Finalize failed (errno {errno}); run \
+                 `redio join {}`",
+                file.path.display(),
+                file.path.display()
+            );
+        }
+    }
 }
 
 /// Number of coordinated operations this process took part in.

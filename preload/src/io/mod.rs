@@ -17,6 +17,7 @@ pub mod faults;
 pub mod hooks;
 pub mod link;
 pub mod managed;
+pub mod parts;
 pub mod paths;
 pub mod posix;
 pub mod route;
@@ -55,6 +56,7 @@ pub fn counters() -> [u64; 3] {
 pub fn stop() {
     if route::active() {
         stdio::flush_all();
+        managed::settle_all();
         crate::log!(Debug, "{} coordinated operations", managed::operations());
     }
     route::finish();

@@ -11,7 +11,7 @@
 
 use super::route::{self, Bypass};
 use crate::runtime::{settings, world};
-use redio_core::config::{ReadProtocol, WriteProtocol};
+use redio_core::config::{Config, FileFacts, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
 use redio_core::fsclass::{self, Class, Mount, NEVER_MANAGED};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
@@ -30,6 +30,24 @@ pub struct Resolved {
     pub remapped: bool,
     /// Shared, but configured with protocol `none` for reads and writes.
     pub uncoordinated: bool,
+    /// The file system's type, when the mount table knows it.
+    pub fs_type: Option<String>,
+    /// True when `remap` sends each replica to a path of its own (e.g. one
+    /// server per replica), so the replicas do not share one file.
+    pub per_replica: bool,
+}
+
+impl Resolved {
+    /// The I/O settings of `config` for this file, opened in `open_mode`
+    /// (`None`: not known, so rules that name a mode do not apply).
+    pub fn io(&self, config: &Config, open_mode: Option<OpenMode>) -> ResolvedIo {
+        let path = self.path.to_string_lossy();
+        config.io_for(&FileFacts {
+            path: &path,
+            fs_type: self.fs_type.as_deref(),
+            open_mode,
+        })
+    }
 }
 
 impl Resolved {
@@ -77,6 +95,8 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             class: Class::System,
             remapped: false,
             uncoordinated: false,
+            fs_type: None,
+            per_replica: false,
         };
     }
     let absolute = absolute(dirfd, raw);
@@ -88,6 +108,8 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             class: Class::Local,
             remapped: false,
             uncoordinated: false,
+            fs_type: None,
+            per_replica: false,
         };
     };
     let remapped = fsclass::remap(
@@ -96,8 +118,14 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
         identity.placement.replica,
         identity.placement.rank,
     );
+    // Does replica 1 land somewhere else than replica 0?
+    let per_replica = identity.degree > 1
+        && fsclass::remap(config, &canonical, 0, identity.placement.rank)
+            != fsclass::remap(config, &canonical, 1, identity.placement.rank);
     let target = remapped.clone().unwrap_or(canonical);
-    let class = fsclass::classify(config, &target, MOUNTS.get().map_or(&[], Vec::as_slice)).class;
+    let mounts = MOUNTS.get().map_or(&[][..], Vec::as_slice);
+    let class = fsclass::classify(config, &target, mounts).class;
+    let fs_type = fsclass::fs_type_of(&target, mounts).map(str::to_owned);
     // Keep the application's own spelling when nothing was rewritten, so
     // that a pass-through call behaves exactly as without redio.
     let path_for_call = if remapped.is_some() {
@@ -105,17 +133,20 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     } else {
         absolute
     };
-    let uncoordinated = class == Class::Shared && {
-        let io = config.protocols_for(&target.to_string_lossy());
-        io.read == ReadProtocol::None && io.write == WriteProtocol::None
-    };
-    Resolved {
+    let mut resolved = Resolved {
         c_path: c_string(&path_for_call),
         path: target,
         class,
         remapped: remapped.is_some(),
-        uncoordinated,
-    }
+        uncoordinated: false,
+        fs_type,
+        per_replica,
+    };
+    resolved.uncoordinated = class == Class::Shared && {
+        let io = resolved.io(config, None);
+        io.read == ReadProtocol::None && io.write == WriteProtocol::None
+    };
+    resolved
 }
 
 fn absolute(dirfd: libc::c_int, path: &Path) -> PathBuf {

@@ -511,10 +511,15 @@ pub unsafe fn lseek(
 
 /// `close`: the entry goes before the real close, so the number is free.
 pub unsafe fn close(real: unsafe fn(c_int) -> c_int, fd: c_int) -> c_int {
-    if table::clear(fd).is_some() {
-        crate::log!(Debug, "close({fd}): managed descriptor released");
+    let settled = managed::release(fd);
+    let rc = real(fd);
+    match settled {
+        Err(errno) if rc == 0 => {
+            set_errno(errno);
+            -1
+        }
+        _ => rc,
     }
-    real(fd)
 }
 
 /// `close_range`.

@@ -125,8 +125,14 @@ unsafe extern "C" fn cookie_seek(
 
 unsafe extern "C" fn cookie_close(cookie: *mut c_void) -> c_int {
     let fd = cookie_fd(cookie);
-    table::clear(fd);
-    real::close(fd)
+    let settled = managed::release(fd);
+    match (settled, real::close(fd)) {
+        (Err(errno), 0) => {
+            managed::set_errno(errno);
+            -1
+        }
+        (_, rc) => rc,
+    }
 }
 
 /// Wraps managed descriptor `fd` in a stdio stream.

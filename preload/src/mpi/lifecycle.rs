@@ -71,8 +71,17 @@ pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_i
     log::announce(format_args!(
         "MPI_Abort({scope}, {errorcode}) called by the application: stopping the whole job"
     ));
-    // The launcher tears down its output forwarding as soon as the abort
-    // reaches it; give it a moment to forward the line above first.
+    abort_job(errorcode)
+}
+
+/// Ends the whole job with `errorcode`, after giving the launcher time to
+/// forward what was just logged (it tears down its output forwarding as
+/// soon as the abort reaches it).
+pub fn abort_job(errorcode: c_int) -> ! {
+    let _inside = InsideMpi::enter();
     std::thread::sleep(std::time::Duration::from_millis(200));
-    pmpi::PMPI_Abort(world::real_world(), errorcode)
+    // SAFETY: aborting on the real world communicator.
+    unsafe { pmpi::PMPI_Abort(world::real_world(), errorcode) };
+    // PMPI_Abort does not return; if it ever does, do not go on.
+    std::process::exit(errorcode)
 }

@@ -67,3 +67,26 @@ pub fn wait(request: &mut ffi::MPI_Request) -> i32 {
         }
     })
 }
+
+/// Waits for every request of `requests` to complete, sleeping between
+/// tests; `statuses[i]` receives the status of `requests[i]`.
+///
+/// Returns the MPI error code of the first failing `PMPI_Test`.
+pub fn wait_each(requests: &mut [ffi::MPI_Request], statuses: &mut [ffi::MPI_Status]) -> i32 {
+    let mut done = vec![false; requests.len()];
+    until(|| {
+        for (i, request) in requests.iter_mut().enumerate() {
+            if done[i] {
+                continue;
+            }
+            let mut flag = 0;
+            // SAFETY: a live request handle and a status slot owned by the caller.
+            let rc = unsafe { pmpi::PMPI_Test(request, &mut flag, &mut statuses[i]) };
+            if rc != unsafe { ffi::redio_mpi_success } {
+                return Err(rc);
+            }
+            done[i] = flag != 0;
+        }
+        Ok(done.iter().all(|&d| d))
+    })
+}
