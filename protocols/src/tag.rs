@@ -29,7 +29,7 @@ pub const PROTOCOL_TAGS: Range<u32> = 0..(SEQ_WINDOW as u32) * STEPS_PER_OP;
 
 // MPI only guarantees tags up to 32767, and every step must fit its slot.
 const _: () = assert!(PROTOCOL_TAGS.end <= 32767 + 1);
-const _: () = assert!((Step::Announce as u32) < STEPS_PER_OP);
+const _: () = assert!((Step::Recheck as u32) < STEPS_PER_OP);
 
 /// The role of a message within one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +50,10 @@ pub enum Step {
     /// before it starts, to detect diverged replicas (see
     /// [`announce`](crate::announce)).
     Announce = 4,
+    /// A source's resent bytes for replicas whose transfer was damaged.
+    Repair = 5,
+    /// The confirmation round after a repair.
+    Recheck = 6,
 }
 
 /// The tag of the `step` message of operation `seq`.
@@ -62,12 +66,14 @@ pub fn tag(seq: u64, step: Step) -> u32 {
 mod tests {
     use super::*;
 
-    const STEPS: [Step; 5] = [
+    const STEPS: [Step; 7] = [
         Step::Vote,
         Step::Data,
         Step::Result,
         Step::Check,
         Step::Announce,
+        Step::Repair,
+        Step::Recheck,
     ];
 
     #[test]

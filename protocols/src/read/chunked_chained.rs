@@ -12,17 +12,18 @@
 //!    file) or failed: then that message was the final one, and the master
 //!    reads no further;
 //! 2. replica `k`, for each chunk: receives the message from `k − 1`,
-//!    forwards it unchanged to `k + 1` (if any), checks its CRC and copies
-//!    the bytes into place. A full chunk's message is exactly `chunk + 4`
-//!    bytes; any other length marks the final message, so every replica
-//!    stops after the same message even when a message was damaged in
-//!    transit;
+//!    forwards it unchanged to `k + 1` (if any) and checks its CRC; the
+//!    bytes land straight in their place in the buffer. A full chunk's data
+//!    message is exactly `chunk` bytes; any other length marks the final
+//!    chunk, so every replica stops after the same message even when a
+//!    message was damaged in transit;
 //! 3. the result is the sum of the chunk counts up to and including the
 //!    first short chunk, or the errno of a failed chunk read before it
 //!    (chunk by chunk like one `pread`);
 //! 4. **check** (tag step `Check`): as in Read & Distribute — unanimous
 //!    digests of the whole buffer: the master's result everywhere;
-//!    otherwise `EIO` everywhere with one identical report.
+//!    otherwise a resend from the master or `EIO` everywhere, with one
+//!    identical report.
 //!
 //! Messages on each link of the chain arrive in order (same pair, same
 //! tag), so no chunk index is sent.
@@ -30,8 +31,8 @@
 //! Cost per operation (`n` = bytes read, `m'` = chunks sent, i.e. up to and
 //! including the first short one): the master reads `n` bytes in `m'`
 //! `pread`s, the others do not touch the file; every replica but the last
-//! sends `m'` data messages (`n + 4·m'` bytes, plus 9 for a short final
-//! chunk); every replica sends `r − 1` digests. Latency ≈ the read of `n`
+//! sends `m'` data messages (`n` bytes) and `m'` trailers (≤ 13 bytes
+//! each); every replica sends `r − 1` digests. Latency ≈ the read of `n`
 //! bytes plus `r − 1` transfers of one chunk.
 
 use super::relay::{self, Route};

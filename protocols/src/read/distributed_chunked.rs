@@ -8,24 +8,28 @@
 //! in `⌈m / r⌉` rounds; round `j` covers chunks `j·r .. j·r + r`:
 //!
 //! 1. replica `k` `pread`s chunk `j·r + k` (if it exists) into its place in
-//!    the buffer. It skips the read (and reports 0 bytes) when an earlier
-//!    round already showed a short chunk or an error;
-//! 2. **data** (tag step `Data`): all-to-all exchange (every pair, lower
-//!    index first) of each replica's chunk message (`bytes · CRC-32`, or
-//!    `result · bytes · CRC-32` when short or failed; empty when the
-//!    replica has no chunk this round). Every replica checks the CRCs and
-//!    copies the chunks into place; a damaged message counts as `EIO`;
+//!    the buffer (also after an earlier chunk came back short or failed:
+//!    past the end of file that read returns 0 at once);
+//! 2. **data** (tag step `Data`): every pair of replicas swaps its chunks
+//!    (pairs in ascending order, both directions at once where the link
+//!    can): the bytes straight from one buffer into the other, then a
+//!    trailer with the result and CRC-32 (see `transfer`); a replica
+//!    without a chunk this round sends nothing. Every replica checks the
+//!    CRCs; a damaged chunk counts as `EIO`;
 //! 3. after the last round, each replica adds up the chunk results in
 //!    chunk order: the sum up to and including the first short chunk (end
 //!    of file), or the errno of the first failed chunk before it — so a
 //!    read error on one replica's chunk becomes every replica's errno;
 //! 4. **check** (tag step `Check`): all-to-all exchange of digests of the
-//!    whole buffer. Unanimous: every replica returns the result. Otherwise
-//!    `EIO` everywhere and one identical report (`disagreeing` = the
-//!    minority of a vote on these digests, or everyone), not corrected.
+//!    whole buffer. Unanimous: every replica returns the result. Otherwise,
+//!    with a majority (r = 3) and under `correct`/`warn`, the majority's
+//!    lowest replica resends its buffer to the others; else `EIO`
+//!    everywhere. One identical report (`disagreeing` = the minority of a
+//!    vote on these digests, or everyone).
 //!
-//! Every round has the same messages whatever the data, so a damaged
-//! message cannot desynchronise the replicas.
+//! Every round has the same messages whatever the data (a chunk's length
+//! says where it ends), so a damaged message cannot desynchronise the
+//! replicas.
 //!
 //! Cost per operation (`n` = bytes requested, `m` chunks): each replica
 //! reads about `n / r` bytes (its chunks; chunks past the end of file in the
@@ -71,11 +75,10 @@ where
         if let Some(range) = round.get(me) {
             let full = range.len();
             let piece = &mut buf[range.clone()];
-            let result = if tally.ended() {
-                Ok(0)
-            } else {
-                checked(io.pread(piece, at(offset, range.start)), full)
-            };
+            // Read even after the operation has ended for this replica: its
+            // end may come from a damaged transfer only it saw, and the
+            // others must still get every chunk for a repair to be right.
+            let result = checked(io.pread(piece, at(offset, range.start)), full);
             got[me] = (
                 result,
                 transfer::crc_of(&piece[..result.unwrap_or(0)], checksums),
@@ -124,7 +127,7 @@ where
             Err(errno) => Outcome::Error(errno),
         },
     };
-    let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, None)?;
+    let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, None, buf)?;
     if let Some(mismatch) = mismatch {
         (ctx.on_mismatch)(mismatch);
     }

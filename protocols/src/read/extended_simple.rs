@@ -17,15 +17,15 @@
 //!      messages; mismatch reported (the readers' digests), not corrected;
 //!    - *majority on an errno*: that errno everywhere, no more messages;
 //!    - *majority on `len` bytes*: the source (lowest-index majority
-//!      reader) sends one chunk message (`bytes · CRC-32`, or `count ·
-//!      bytes · CRC-32` when short; tag step `Data`) to each minority reader
-//!      and each non-reader, ascending. Receivers check it against the CRC
-//!      and the agreed digest and copy it into their buffers; then
+//!      reader) sends the bytes and a trailer (count and CRC-32; tag step
+//!      `Data`) to each minority reader and each non-reader, ascending.
+//!      Receivers get them straight into their buffers and check the CRC;
+//!      then
 //!    - **check** (tag step `Check`): all-to-all digests of what each
 //!      replica holds. Unanimous: `len` everywhere, and the vote's report
 //!      (if it was not unanimous: corrected from the source). Otherwise
-//!      (damaged transfer): `EIO` everywhere and a report naming the
-//!      replicas that differ from the source, not corrected.
+//!      (damaged transfer): a resend from the source, or `EIO` everywhere,
+//!      and a report naming the replicas that differ from the source.
 //!
 //! At most one report per operation, identical on every replica; vote
 //! reports list the readers' digests only (replicas `0..s`).
@@ -33,7 +33,7 @@
 //! Cost per operation (`n` = bytes read, `r = 3`, `s = 2`): each reader
 //! reads `n` bytes, the non-reader none (its [`FileIo`] is never called);
 //! every replica sends `r − 1` vote messages (empty for the non-reader);
-//! the source sends `n + 4` bytes to the non-reader (and to a minority
+//! the source sends `n` bytes and a trailer to the non-reader (and to a minority
 //! reader when correcting); every replica sends `r − 1` check digests.
 
 use super::{distribute, simple};
@@ -143,7 +143,7 @@ where
         requested,
         outcome: held,
     };
-    let (result, check_report) = confirm(OpKind::Read, ctx, link, &mine, Some(source))?;
+    let (result, check_report) = confirm(OpKind::Read, ctx, link, &mine, Some(source), buf)?;
     report(ctx, check_report.or(vote_report));
     result.map_err(OpError::Io)
 }

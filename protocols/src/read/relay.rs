@@ -89,7 +89,7 @@ where
             Err(errno) => Outcome::Error(errno),
         },
     };
-    let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, Some(0))?;
+    let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, Some(0), buf)?;
     if let Some(mismatch) = mismatch {
         (ctx.on_mismatch)(mismatch);
     }

@@ -374,3 +374,64 @@ fn none_each_replica_reads_for_itself_without_messages() {
     assert_eq!(errors[0].result, Err(OpError::Io(ESTALE)));
     assert_eq!(errors[1].result, Ok(LEN));
 }
+
+#[test]
+fn policies_decide_what_a_flipped_read_does() {
+    use crate::{OnMismatch, Policy};
+    let file = MemoryFile::new(content());
+    let policy = |on_mismatch| Policy {
+        on_mismatch,
+        ..Policy::default()
+    };
+    // error: a majority is not enough; EIO everywhere.
+    let faults = [Faults::NONE, flip(5), Faults::NONE];
+    let got = read_all_with(
+        policy(OnMismatch::Error),
+        ReadProtocol::Simple,
+        link_set(3),
+        &file,
+        &faults,
+        OFFSET,
+        LEN,
+    );
+    assert_all_return(&got, &Err(OpError::Io(EIO)));
+    assert_eq!(the_report(&got).disagreeing, vec![1]);
+    assert!(!the_report(&got).corrected());
+    // warn at r=2: no majority, so replica 0's bytes are used everywhere.
+    for bad in 0..2 {
+        let mut faults = [Faults::NONE; 2];
+        faults[bad] = flip(5);
+        let got = read_all_with(
+            policy(OnMismatch::Warn),
+            ReadProtocol::Simple,
+            link_set(2),
+            &file,
+            &faults,
+            OFFSET,
+            LEN,
+        );
+        assert_all_return(&got, &Ok(LEN));
+        assert_eq!(got[0].buf, got[1].buf, "bad={bad}");
+        assert_eq!(got[1].buf == expected(), bad == 1, "bad={bad}");
+        let report = the_report(&got);
+        assert_eq!(report.corrected_from, Some(0));
+        assert!(report.to_string().contains("on_mismatch: warn"));
+    }
+    // voting off: nothing is compared, each replica keeps its bytes.
+    let off = Policy {
+        checksums: false,
+        ..Policy::default()
+    };
+    let got = read_all_with(
+        off,
+        ReadProtocol::Simple,
+        link_set(2),
+        &file,
+        &[Faults::NONE, flip(5)],
+        OFFSET,
+        LEN,
+    );
+    assert_all_return(&got, &Ok(LEN));
+    assert!(got.iter().all(|r| r.reports.is_empty()));
+    assert_ne!(got[1].buf, expected());
+}

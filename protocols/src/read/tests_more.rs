@@ -5,7 +5,7 @@ use crate::memory::Faults;
 use crate::memory::MemoryFile;
 use crate::tag::{tag, Step};
 use crate::testkit::*;
-use crate::{OpError, ReadProtocol, EIO};
+use crate::{OnMismatch, OpError, Policy, ReadProtocol, EIO};
 use libc::ESTALE;
 
 const CHUNK: usize = 16;
@@ -174,7 +174,11 @@ fn a_read_error_on_the_reader_is_every_replicas_errno() {
 }
 
 #[test]
-fn a_transfer_damaged_on_the_way_is_eio_everywhere_with_one_report() {
+fn a_damaged_transfer_is_repaired_from_its_source_or_eio_everywhere_under_error() {
+    let error = Policy {
+        on_mismatch: OnMismatch::Error,
+        ..Policy::default()
+    };
     for links in BOTH {
         for protocol in PROTOCOLS {
             for r in 2..=3 {
@@ -187,21 +191,39 @@ fn a_transfer_damaged_on_the_way_is_eio_everywhere_with_one_report() {
                 if protocol == (ReadProtocol::ExtendedSimple { readers: 2 }) && r == 2 {
                     continue; // Simple Read: no transfer to damage.
                 }
-                let mut set = links.make(r);
-                set[victim].corrupt_next_from(from, tag(1, Step::Data));
-                let file = MemoryFile::new(content());
-                let got = read_all(protocol, set, &file, &[], OFFSET, LONG);
-                let case = format!("{links:?} {protocol:?} r={r}");
-                assert_all_return(&got, &Err(OpError::Io(EIO)));
-                let report = the_report(&got);
-                assert!(!report.corrected(), "{case}");
-                let expected = match protocol {
-                    ReadProtocol::DistributedChunked { .. } if r == 2 => vec![0, 1],
-                    _ => vec![victim],
-                };
-                assert_eq!(report.disagreeing, expected, "{case}");
-                assert_eq!((report.offset, report.len), (OFFSET, LONG), "{case}");
-                assert_eq!(report.digests.len(), r, "{case}");
+                for policy in [Policy::default(), error] {
+                    let mut set = links.make(r);
+                    set[victim].corrupt_next_from(from, tag(1, Step::Data));
+                    let file = MemoryFile::new(content());
+                    let got = read_all_with(policy, protocol, set, &file, &[], OFFSET, LONG);
+                    let case = format!("{links:?} {protocol:?} r={r} {policy:?}");
+                    let report = the_report(&got);
+                    let expected = match protocol {
+                        ReadProtocol::DistributedChunked { .. } if r == 2 => vec![0, 1],
+                        _ => vec![victim],
+                    };
+                    assert_eq!(report.disagreeing, expected, "{case}");
+                    assert_eq!((report.offset, report.len), (OFFSET, LONG), "{case}");
+                    assert_eq!(report.digests.len(), r, "{case}");
+                    // Distributed Chunked at r=2 has neither a source nor a majority.
+                    let repairable = policy.on_mismatch == OnMismatch::Correct
+                        && !(matches!(protocol, ReadProtocol::DistributedChunked { .. }) && r == 2);
+                    if repairable {
+                        assert_all_return(&got, &Ok(LONG));
+                        let start = OFFSET as usize;
+                        for (i, replica) in got.iter().enumerate() {
+                            assert_eq!(
+                                replica.buf,
+                                content()[start..start + LONG],
+                                "{case} replica {i}"
+                            );
+                        }
+                        assert_eq!(report.corrected_from, Some(0), "{case}");
+                    } else {
+                        assert_all_return(&got, &Err(OpError::Io(EIO)));
+                        assert!(!report.corrected(), "{case}");
+                    }
+                }
             }
         }
     }
@@ -291,7 +313,11 @@ fn chunked_chained_survives_damage_to_any_message_on_any_hop() {
                     let mut set = links.make(3);
                     // Damage message `k` on this hop only.
                     set[victim].corrupt_nth_from(victim - 1, tag(1, Step::Data), k as usize);
-                    let got = read_all(
+                    let got = read_all_with(
+                        Policy {
+                            on_mismatch: OnMismatch::Error,
+                            ..Policy::default()
+                        },
                         ReadProtocol::ChunkedChained { chunk: CHUNK },
                         set,
                         &file,
