@@ -15,16 +15,23 @@ import tempfile
 
 from interposition import MiB, ROOT, compile_loop, human, redio, seconds
 
-READS = ["simple", "extended-simple", "read-distribute", "chained", "chunked-chained", "distributed-chunked"]
-WRITES = ["simple", "distributed"]
+# "NAME:novote" runs NAME with voting.enabled false: the difference to NAME
+# is what checksums cost.
+READS = ["simple", "extended-simple", "read-distribute", "read-distribute:novote", "chained",
+         "chunked-chained", "distributed-chunked", "distributed-chunked:novote", "auto"]
+WRITES = ["simple", "distributed", "distributed-separate", "auto"]
 CHUNK = "4MiB"
 
 
 def config(directory, name, shared, read, write):
-    path = os.path.join(directory, name)
+    path = os.path.join(directory, name.replace(":", "-"))
+    novote = read.endswith(":novote") or write.endswith(":novote")
+    read, write = read.split(":")[0], write.split(":")[0]
     with open(path, "w") as f:
         f.write(f"version: 1\nshared:\n  paths: [{shared}]\n")
         f.write(f"io:\n  read: {read}\n  write: {write}\n  chunk_size: {CHUNK}\n")
+        if novote:
+            f.write("voting:\n  enabled: false\n")
     return path
 
 

@@ -64,6 +64,26 @@ const UNSUPPORTED: &str = "io/io_unsupported.c";
 const FAULTS: &str = "io/io_faults.c";
 const RULES: &str = "io/io_rules.c";
 const DIVERGE: &str = "io/io_diverge.c";
+const PAIRS: &str = "io/io_pairs.c";
+
+/// Every read and write protocol name the configuration accepts.
+const READ_PROTOCOLS: [&str; 8] = [
+    "none",
+    "simple",
+    "extended-simple",
+    "read-distribute",
+    "chained",
+    "chunked-chained",
+    "distributed-chunked",
+    "auto",
+];
+const WRITE_PROTOCOLS: [&str; 5] = [
+    "none",
+    "simple",
+    "distributed",
+    "distributed-separate",
+    "auto",
+];
 
 /// Every program and the flavours it is compiled in.
 const PROGRAMS: [(&str, Flavour); 12] = [
@@ -632,6 +652,28 @@ fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
     bytes
 }
 
+/// Counts the bytes written into Distributed Separate Write's part files
+/// (`.NAME.redio-partK`) as written into NAME; leaves out their indexes.
+fn fold_parts(bytes: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut folded = BTreeMap::new();
+    for (name, count) in bytes {
+        if name.ends_with(".idx") {
+            continue;
+        }
+        let target = match name
+            .strip_prefix('.')
+            .and_then(|n| n.rsplit_once(".redio-part"))
+        {
+            Some((file, replica)) if replica.chars().all(|c| c.is_ascii_digit()) => {
+                file.to_string()
+            }
+            _ => name,
+        };
+        *folded.entry(target).or_insert(0) += count;
+    }
+    folded
+}
+
 /// Under Simple Write one replica writes: the bytes that reach each shared
 /// file equal the plain run's (not `degree` times them), and for the files
 /// written once front to back, the file's size.
@@ -640,7 +682,7 @@ fn shared_bytes_are_written_once_mpich() {
     let mpi = Mpi::Mpich;
     // (program, flavour, degrees, the file each rank writes once front to
     // back, with `{}` for the rank, write protocol)
-    let cases: [(&str, Flavour, &[u32], &str, &str); 4] = [
+    let cases: [(&str, Flavour, &[u32], &str, &str); 5] = [
         (POSIX, Flavour::Fortify64, &[2, 3], "posix.{}.dat", "simple"),
         (STDIO, Flavour::O0, &[3], "stdio.{}.txt", "simple"),
         (FSTREAM, Flavour::Cxx, &[3], "fstream.{}.txt", "simple"),
@@ -651,6 +693,15 @@ fn shared_bytes_are_written_once_mpich() {
             &[3],
             "posix.{}.dat",
             "distributed",
+        ),
+        // Distributed Separate Write: once in all, into the replicas' part
+        // files (the join copies inside the kernel, not with write calls).
+        (
+            POSIX,
+            Flavour::Fortify64,
+            &[2],
+            "posix.{}.dat",
+            "distributed-separate",
         ),
     ];
     for (source, flavour, degrees, written_once, protocol) in cases {
@@ -695,7 +746,7 @@ fn shared_bytes_are_written_once_mpich() {
                 &env,
             );
             check_success(&job, &what);
-            let bytes = written_bytes(&trace, &area.shared);
+            let bytes = fold_parts(written_bytes(&trace, &area.shared));
             println!(
                 "{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}"
             );
@@ -784,6 +835,65 @@ fn every_protocol_matches_plain_mpich() {
                 );
             }
         }
+    }
+}
+
+/// An application reads back its own data under every read/write protocol
+/// pair: one job per degree, one file per pair, each file sent through its
+/// pair by a rule. The program compares what it reads with what it wrote.
+#[test]
+fn every_pair_reads_back_what_it_wrote_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, PAIRS, Flavour::O0);
+    let mut pairs = Vec::new();
+    for read in READ_PROTOCOLS {
+        for write in WRITE_PROTOCOLS {
+            pairs.push((read, write));
+        }
+    }
+    for degree in [2, 3] {
+        let area = Area::new(&format!("pairs-r{degree}"), true);
+        let mut yaml = format!(
+            "version: 1\nshared:\n  paths: [\"{}\"]\nio:\n  chunk_size: 4096\n  rules:\n",
+            area.shared.display()
+        );
+        for (i, (read, write)) in pairs.iter().enumerate() {
+            yaml += &format!("    - {{path: \"pair.*.{i}.dat\", read: {read}, write: {write}}}\n");
+        }
+        std::fs::write(&area.config, yaml).unwrap();
+        let count = pairs.len().to_string();
+        let job = replicated(
+            mpi,
+            &exe,
+            &area,
+            (degree, "block"),
+            &[],
+            &[("IO_PAIRS", &count)],
+        );
+        check_success(&job, &format!("io_pairs r={degree}"));
+        for (world, out) in &job.ranks {
+            for (i, (read, write)) in pairs.iter().enumerate() {
+                for how in ["pread", "read in steps 75001 bytes,"] {
+                    assert!(
+                        out.lines()
+                            .any(|l| l.contains(&format!("pair {i}: {how}"))
+                                && l.ends_with("matches")),
+                        "r={degree} world rank {world}, read {read} write {write}: {how} \
+                         must read back what was written:\n{out}"
+                    );
+                }
+            }
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(&area.shared)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.contains(".redio-part"))
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "r={degree}: part files left behind: {leftovers:?}"
+        );
     }
 }
 
@@ -1081,6 +1191,47 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
                 !lines.is_empty(),
                 "{what}: the divergence of rank {rank} must be reported with both calls:\n{}",
                 job.stderr
+            );
+        }
+    }
+}
+
+/// A read error on replica 0 (the master of the transfer protocols) gives
+/// every replica the same result under every read protocol: the errno,
+/// or the majority's data where Simple Read can outvote it.
+#[test]
+fn a_read_error_is_the_same_everywhere_under_every_read_protocol() {
+    let cases = [
+        ("simple", 2, Some("read:EIO")),
+        ("simple", 3, None),
+        ("extended-simple", 3, Some("read:EIO")),
+        ("read-distribute", 2, Some("read:EIO")),
+        ("chained", 3, Some("read:EIO")),
+        ("chunked-chained", 2, Some("read:EIO")),
+        ("distributed-chunked", 3, Some("read:EIO")),
+        ("auto", 2, Some("read:EIO")),
+    ];
+    for (read, degree, outcome) in cases {
+        let env = [("REDIO_IO_READ", read), ("REDIO_TEST_READ_ERRNO", "0:5")];
+        fault_case(&format!("read-errno-{read}"), degree, &env, outcome);
+    }
+}
+
+/// ENOSPC on the writer (replica 0) reaches every replica under every
+/// write protocol that writes once.
+#[test]
+fn a_write_error_is_the_same_everywhere_under_every_write_protocol() {
+    for write in ["distributed", "distributed-separate", "auto"] {
+        for degree in [2, 3] {
+            let env = [
+                ("REDIO_IO_WRITE", write),
+                ("REDIO_TEST_WRITE_ERRNO", "0:28"),
+            ];
+            fault_case(
+                &format!("enospc-{write}"),
+                degree,
+                &env,
+                Some("write:ENOSPC"),
             );
         }
     }

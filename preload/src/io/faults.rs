@@ -6,7 +6,9 @@
 //! - `REDIO_TEST_FLIP_WRITE=<replica>`: that replica flips bit 0 of the first
 //!   byte of (a copy of) every coordinated write buffer, before the vote;
 //! - `REDIO_TEST_WRITE_ERRNO=<replica>:<errno>`: every real `pwrite` of that
-//!   replica fails with that errno (e.g. `0:28` for ENOSPC on the writer).
+//!   replica fails with that errno (e.g. `0:28` for ENOSPC on the writer);
+//! - `REDIO_TEST_READ_ERRNO=<replica>:<errno>`: likewise for every real
+//!   `pread` of a coordinated read (e.g. `0:5` for EIO on the master).
 
 use crate::io::hooks::real;
 use crate::io::managed::errno;
@@ -32,6 +34,7 @@ struct Switches {
     flip_read: Option<usize>,
     flip_write: Option<usize>,
     write_errno: Option<(usize, Errno)>,
+    read_errno: Option<(usize, Errno)>,
 }
 
 static SWITCHES: OnceLock<Switches> = OnceLock::new();
@@ -39,18 +42,22 @@ static SWITCHES: OnceLock<Switches> = OnceLock::new();
 /// Reads the switches from the environment (once).
 pub fn load() {
     let number = |name: &str| std::env::var(name).ok()?.trim().parse::<usize>().ok();
-    let write_errno = std::env::var("REDIO_TEST_WRITE_ERRNO").ok().and_then(|v| {
-        let (replica, errno) = v.split_once(':')?;
+    // REPLICA:ERRNO, e.g. 1:28 (ENOSPC on replica 1).
+    let replica_errno = |name: &str| {
+        let value = std::env::var(name).ok()?;
+        let (replica, errno) = value.split_once(':')?;
         Some((replica.trim().parse().ok()?, errno.trim().parse().ok()?))
-    });
+    };
     let switches = Switches {
         flip_read: number("REDIO_TEST_FLIP_READ"),
         flip_write: number("REDIO_TEST_FLIP_WRITE"),
-        write_errno,
+        write_errno: replica_errno("REDIO_TEST_WRITE_ERRNO"),
+        read_errno: replica_errno("REDIO_TEST_READ_ERRNO"),
     };
     if switches.flip_read.is_some()
         || switches.flip_write.is_some()
         || switches.write_errno.is_some()
+        || switches.read_errno.is_some()
     {
         crate::log!(Warn, "test fault injection is on (REDIO_TEST_*)");
     }
@@ -78,6 +85,7 @@ pub struct RealFile {
     fd: i32,
     flip_read: bool,
     write_errno: Option<Errno>,
+    read_errno: Option<Errno>,
 }
 
 impl RealFile {
@@ -90,12 +98,18 @@ impl RealFile {
             write_errno: switches
                 .write_errno
                 .and_then(|(replica, errno)| (replica == me).then_some(errno)),
+            read_errno: switches
+                .read_errno
+                .and_then(|(replica, errno)| (replica == me).then_some(errno)),
         }
     }
 }
 
 impl FileIo for RealFile {
     fn pread(&mut self, buf: &mut [u8], offset: u64) -> Result<usize, Errno> {
+        if let Some(errno) = self.read_errno {
+            return Err(errno);
+        }
         // SAFETY: a descriptor of this process and a buffer of `buf.len()`.
         let n =
             unsafe { real::pread64(self.fd, buf.as_mut_ptr().cast(), buf.len(), offset as i64) };
