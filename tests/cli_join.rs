@@ -50,7 +50,10 @@ fn join_builds_the_file_from_three_parts_and_removes_them() {
     part(&path, 2, &[(3, b"CCCC", 8)]);
     let (ok, stdout, stderr) = redio_join(&[&path]);
     assert!(ok, "{stdout}{stderr}");
-    assert!(stdout.contains("joined 3 parts, 4 pieces, 14 bytes"), "{stdout}");
+    assert!(
+        stdout.contains("joined 3 parts, 4 pieces, 14 bytes"),
+        "{stdout}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), b"AAAABxyBCCCC");
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
     assert_eq!(left.len(), 1, "only the final file is left: {left:?}");
@@ -71,8 +74,14 @@ fn a_torn_index_is_refused_and_the_file_and_parts_are_kept() {
     std::fs::write(&index, bytes).unwrap();
     let (ok, _, stderr) = redio_join(&[&path]);
     assert!(!ok);
-    assert!(stderr.contains("redio-part0.idx"), "names the file: {stderr}");
-    assert!(stderr.contains("torn write"), "says what is wrong: {stderr}");
+    assert!(
+        stderr.contains("redio-part0.idx"),
+        "names the file: {stderr}"
+    );
+    assert!(
+        stderr.contains("torn write"),
+        "says what is wrong: {stderr}"
+    );
     assert_eq!(std::fs::read(&path).unwrap(), b"good data");
     assert!(part_path(&path, 0).exists());
 }
