@@ -6,11 +6,12 @@ to a local directory declared shared, under each protocol at r = 1, 2, 3,
 against None at r=1 in the same interleaved loop. Reports throughput and the
 time relative to None r=1; writes docs/img/protocols.png.
 
-Usage: benches/protocols.py [--reps N] [--blocks 65536,1048576,...]
+Usage: benches/protocols.py [--reps N] [--blocks 65536,1048576,...] [--cold] [--plot NAME]
 """
 import argparse
 import os
 import statistics
+import subprocess
 import tempfile
 
 from interposition import MiB, ROOT, compile_loop, human, redio, seconds
@@ -35,7 +36,14 @@ def config(directory, name, shared, read, write):
     return path
 
 
-def measure(exe, work, reps, blocks):
+def drop_caches():
+    """Empties the page cache, so that the next read comes from the disk."""
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def measure(exe, work, reps, blocks, cold=False):
     shared = os.path.join(work, "shared")
     os.makedirs(shared)
     baseline = config(work, "none.yaml", shared, "none", "none")
@@ -54,14 +62,18 @@ def measure(exe, work, reps, blocks):
             samples = {(p, d): [] for p, d, _ in variants}
             for _ in range(reps):
                 for protocol, degree, path in variants:
+                    if cold and mode == "read":
+                        drop_caches()
                     samples[(protocol, degree)].append(seconds(redio(exe, 1, degree, path, *args)))
             medians = {key: statistics.median(values) for key, values in samples.items()}
             rows.append((mode, block, total, medians))
     return rows
 
 
-def report(rows):
-    print(f"\n### Every protocol against None at r=1 (chunk {CHUNK}; time relative to None r=1, lower is better)\n")
+def report(rows, cold):
+    source = "from the disk, page cache dropped before every read" if cold else "reads from the page cache"
+    print(f"\n### Every protocol against None at r=1 ({source}; chunk {CHUNK}; "
+          "time relative to None r=1, lower is better)\n")
     print("| operation | block | protocol | r=1 | r=2 | r=3 | None r=1 |")
     print("|---|---|---|---|---|---|---|")
     for mode, block, total, m in rows:
@@ -71,7 +83,7 @@ def report(rows):
             print(f"| {mode} | {human(block)} | {protocol} | {ratios} | {total / base / MiB:.0f} MiB/s |")
 
 
-def plot(rows):
+def plot(rows, name):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -90,7 +102,7 @@ def plot(rows):
     axes[0].set_ylabel("time relative to None at r=1")
     for ax in axes:
         ax.legend(fontsize=8)
-    out = os.path.join(ROOT, "docs", "img", "protocols.png")
+    out = os.path.join(ROOT, "docs", "img", name)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     print(f"\nplot: {os.path.relpath(out, ROOT)}")
@@ -100,12 +112,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--blocks", default=f"{64 * 1024},{MiB},{16 * MiB}")
+    parser.add_argument("--cold", action="store_true",
+                        help="drop the page cache before every read run (needs root): reads come from the disk")
+    parser.add_argument("--plot", default="protocols.png", help="file name under docs/img/")
     args = parser.parse_args()
     exe = compile_loop()
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as work:
-        rows = measure(exe, work, args.reps, [int(b) for b in args.blocks.split(",")])
-    report(rows)
-    plot(rows)
+        rows = measure(exe, work, args.reps, [int(b) for b in args.blocks.split(",")], args.cold)
+    report(rows, args.cold)
+    plot(rows, args.plot)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,22 @@ pub trait ReplicaLink {
         }
     }
 
+    /// Sends `data` to replica `to` under `tag` while running `meanwhile`:
+    /// transports that can (MPI) start the send, run `meanwhile` (e.g. the
+    /// read of the next chunk) and then wait for the send, so that the two
+    /// overlap. The default sends, then runs `meanwhile`.
+    fn send_overlapping(
+        &mut self,
+        to: usize,
+        tag: u32,
+        data: &[u8],
+        meanwhile: &mut dyn FnMut(),
+    ) -> Result<(), LinkError> {
+        self.send(to, tag, data)?;
+        meanwhile();
+        Ok(())
+    }
+
     /// All-to-all exchange: returns every replica's payload, indexed by
     /// replica (this replica's own at [`me`](ReplicaLink::me)). Every
     /// replica must call it with the same tag.

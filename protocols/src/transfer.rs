@@ -46,6 +46,21 @@ pub(crate) fn send<L: ReplicaLink + ?Sized>(
     Ok(())
 }
 
+/// [`send`] to one replica `to`, running `meanwhile` while the data travel
+/// (see [`ReplicaLink::send_overlapping`]): the master of a chain reads its
+/// next chunk while the current one is on its way.
+pub(crate) fn send_overlapping<L: ReplicaLink + ?Sized>(
+    link: &mut L,
+    to: usize,
+    tag: u32,
+    chunk: (Result<usize, Errno>, &[u8], u32),
+    meanwhile: &mut dyn FnMut(),
+) -> Result<(), LinkError> {
+    let (result, data, crc) = chunk;
+    link.send_overlapping(to, tag, data, meanwhile)?;
+    link.send(to, tag, &wire::encode_trailer(result, crc))
+}
+
 /// Receives a chunk from `from` into `piece` (the chunk's full size) and
 /// passes it on unchanged to each replica in `forward` as it arrives (the
 /// chain). Checks the CRC when `checksums` is on.

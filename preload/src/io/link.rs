@@ -93,8 +93,9 @@ impl MpiLink {
         replica: usize,
         requests: &mut [ffi::MPI_Request],
         statuses: &mut [ffi::MPI_Status],
+        bytes: usize,
     ) -> Result<(), LinkError> {
-        match poll::wait_each(requests, statuses) {
+        match poll::wait_each(requests, statuses, bytes) {
             rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
             code => Err(transport(replica, code)),
         }
@@ -133,35 +134,32 @@ impl ReplicaLink for MpiLink {
 
     fn send(&mut self, to: usize, tag: u32, data: &[u8]) -> Result<(), LinkError> {
         let peer = self.check(to)?;
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `data` outlives the request, which completes before return.
-        let rc = unsafe {
-            pmpi::PMPI_Isend(
-                data.as_ptr().cast(),
-                data.len() as i32,
-                ffi::redio_mpi_byte,
-                peer,
-                tag as i32,
-                self.comm,
-                &mut request,
-            )
-        };
-        let rc = if rc == unsafe { ffi::redio_mpi_success } {
-            poll::wait(&mut request)
-        } else {
-            rc
-        };
-        match rc {
-            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
-            code => Err(transport(to, code)),
-        }
+        let mut requests = [self.post_send(peer, tag, data)?];
+        let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
+        self.finish(to, &mut requests, &mut statuses, data.len())
+    }
+
+    fn send_overlapping(
+        &mut self,
+        to: usize,
+        tag: u32,
+        data: &[u8],
+        meanwhile: &mut dyn FnMut(),
+    ) -> Result<(), LinkError> {
+        let peer = self.check(to)?;
+        let mut requests = [self.post_send(peer, tag, data)?];
+        // The receiver copies while this replica does `meanwhile`.
+        meanwhile();
+        let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
+        self.finish(to, &mut requests, &mut statuses, data.len())
     }
 
     fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
         let peer = self.check(from)?;
+        let bytes = buf.len();
         let mut requests = [self.post_recv(peer, tag, buf)?];
         let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-        self.finish(from, &mut requests, &mut statuses)?;
+        self.finish(from, &mut requests, &mut statuses, bytes)?;
         Ok(received_len(&statuses[0]))
     }
 
@@ -182,13 +180,18 @@ impl ReplicaLink for MpiLink {
                 // SAFETY: cancelling and completing our own posted receive.
                 unsafe { pmpi::PMPI_Cancel(&mut pending[0]) };
                 let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-                poll::wait_each(&mut pending, &mut statuses);
+                poll::wait_each(&mut pending, &mut statuses, 0);
                 return Err(e);
             }
         };
         let mut requests = [receive, send];
         let mut statuses: [ffi::MPI_Status; 2] = unsafe { std::mem::zeroed() };
-        self.finish(peer, &mut requests, &mut statuses)?;
+        self.finish(
+            peer,
+            &mut requests,
+            &mut statuses,
+            data.len().max(buf.len()),
+        )?;
         Ok(received_len(&statuses[0]))
     }
 
@@ -209,32 +212,9 @@ impl ReplicaLink for MpiLink {
         if rc != success {
             return Err(transport(from, rc));
         }
-        let mut count = 0;
-        // SAFETY: `status` was filled by the successful probe.
-        unsafe { pmpi::PMPI_Get_count(&status, ffi::redio_mpi_byte, &mut count) };
-        let mut data = vec![0u8; count.max(0) as usize];
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `data` outlives the request, which completes before return.
-        let rc = unsafe {
-            pmpi::PMPI_Irecv(
-                data.as_mut_ptr().cast(),
-                count,
-                ffi::redio_mpi_byte,
-                peer,
-                tag as i32,
-                self.comm,
-                &mut request,
-            )
-        };
-        let rc = if rc == success {
-            poll::wait(&mut request)
-        } else {
-            rc
-        };
-        if rc == success {
-            Ok(data)
-        } else {
-            Err(transport(from, rc))
-        }
+        let mut data = vec![0u8; received_len(&status)];
+        let len = self.recv_into(from, tag, &mut data)?;
+        data.truncate(len);
+        Ok(data)
     }
 }

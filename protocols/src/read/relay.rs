@@ -49,34 +49,28 @@ where
         Route::Star => (Some(0), Vec::new()),
         Route::Chain => (me.checked_sub(1), (me + 1..degree).take(1).collect()),
     };
-    let chunks = pieces(requested, chunk);
-    let last = chunks.len() - 1;
-    let mut tally = Tally::default();
-    let mut crc = CrcSum::default();
-    for (i, range) in chunks.into_iter().enumerate() {
-        let full = range.len();
-        let piece = &mut buf[range.clone()];
-        let (result, more, piece_crc) = match from {
-            None => {
-                let result = checked(io.pread(piece, at(offset, range.start)), full);
-                let bytes = &piece[..result.unwrap_or(0)];
-                let piece_crc = transfer::crc_of(bytes, checksums);
-                transfer::send(link, &to, data_tag, result, bytes, piece_crc)?;
-                (result, result == Ok(full), piece_crc)
-            }
-            Some(source) => {
+    let (tally, crc) = match from {
+        None => master(link, io, buf, offset, chunk, &to, data_tag, checksums)?,
+        Some(source) => {
+            let chunks = pieces(requested, chunk);
+            let last = chunks.len() - 1;
+            let mut tally = Tally::default();
+            let mut crc = CrcSum::default();
+            for (i, range) in chunks.into_iter().enumerate() {
+                let full = range.len();
+                let piece = &mut buf[range];
                 let got = transfer::recv(link, source, &to, data_tag, piece, checksums)?;
-                (got.result, got.more, got.crc)
+                if let (false, Ok(count)) = (tally.ended(), got.result) {
+                    crc.add(got.crc, count);
+                }
+                tally.add(got.result, full);
+                if !got.more || i == last {
+                    break;
+                }
             }
-        };
-        if let (false, Ok(count)) = (tally.ended(), result) {
-            crc.add(piece_crc, count);
+            (tally, crc)
         }
-        tally.add(result, full);
-        if !more || i == last {
-            break;
-        }
-    }
+    };
     let result = tally.result();
     let mine = Digest {
         offset,
@@ -94,4 +88,76 @@ where
         (ctx.on_mismatch)(mismatch);
     }
     result.map_err(OpError::Io)
+}
+
+/// The master's side: reads the buffer chunk by chunk and sends each chunk
+/// to `to`. With one receiver (a chain), the read of chunk `i + 1` runs
+/// while chunk `i` is on its way. Stops after the first short or failed
+/// chunk. Returns the tally and the CRC of the bytes read.
+#[allow(clippy::too_many_arguments)]
+fn master<L, F>(
+    link: &mut L,
+    io: &mut F,
+    buf: &mut [u8],
+    offset: u64,
+    chunk: usize,
+    to: &[usize],
+    data_tag: u32,
+    checksums: bool,
+) -> Result<(Tally, CrcSum), OpError>
+where
+    L: ReplicaLink + ?Sized,
+    F: FileIo + ?Sized,
+{
+    let ranges = pieces(buf.len(), chunk);
+    let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
+    // Disjoint chunks of `buf`, so one can travel while the next is read.
+    let mut chunks: Vec<&mut [u8]> = Vec::with_capacity(ranges.len());
+    let mut rest = buf;
+    for range in &ranges {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(range.len());
+        chunks.push(head);
+        rest = tail;
+    }
+    let read = |io: &mut F, piece: &mut [u8], start: usize| {
+        let full = piece.len();
+        checked(io.pread(piece, at(offset, start)), full)
+    };
+    let mut tally = Tally::default();
+    let mut crc = CrcSum::default();
+    let mut current = read(io, &mut *chunks[0], starts[0]);
+    for i in 0..chunks.len() {
+        let (done, ahead) = chunks.split_at_mut(i + 1);
+        let piece = &*done[i];
+        let full = piece.len();
+        let result = current;
+        let bytes = &piece[..result.unwrap_or(0)];
+        let piece_crc = transfer::crc_of(bytes, checksums);
+        let more = result == Ok(full) && i + 1 < starts.len();
+        let mut next = None;
+        match (to, more) {
+            (&[peer], true) => {
+                let next_piece = &mut *ahead[0];
+                let start = starts[i + 1];
+                let mut read_next = || next = Some(read(io, &mut *next_piece, start));
+                let chunk = (result, bytes, piece_crc);
+                transfer::send_overlapping(link, peer, data_tag, chunk, &mut read_next)?;
+            }
+            _ => {
+                transfer::send(link, to, data_tag, result, bytes, piece_crc)?;
+                if more {
+                    next = Some(read(io, &mut *ahead[0], starts[i + 1]));
+                }
+            }
+        }
+        if let (false, Ok(count)) = (tally.ended(), result) {
+            crc.add(piece_crc, count);
+        }
+        tally.add(result, full);
+        match next {
+            Some(result) if more => current = result,
+            _ => break,
+        }
+    }
+    Ok((tally, crc))
 }
