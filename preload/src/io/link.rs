@@ -43,47 +43,37 @@ impl MpiLink {
         tag: u32,
         buf: &mut [u8],
     ) -> Result<ffi::MPI_Request, LinkError> {
-        let count = message_count(peer, buf.len())?;
-        let mut request = unsafe { std::mem::zeroed() };
+        let (comm, at) = (self.comm, buf.as_mut_ptr().cast());
         // SAFETY: `buf` stays borrowed until the request completes (callers
         // wait for it before returning).
-        let rc = unsafe {
+        post(peer, buf.len(), |count, request| unsafe {
             pmpi::PMPI_Irecv(
-                buf.as_mut_ptr().cast(),
+                at,
                 count,
                 ffi::redio_mpi_byte,
                 peer,
                 tag as i32,
-                self.comm,
-                &mut request,
+                comm,
+                request,
             )
-        };
-        match rc {
-            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(request),
-            code => Err(transport(peer as usize, code)),
-        }
+        })
     }
 
     /// Posts a send of `data` to `peer`; completed like [`post_recv`](Self::post_recv).
     fn post_send(&self, peer: i32, tag: u32, data: &[u8]) -> Result<ffi::MPI_Request, LinkError> {
-        let count = message_count(peer, data.len())?;
-        let mut request = unsafe { std::mem::zeroed() };
+        let (comm, at) = (self.comm, data.as_ptr().cast());
         // SAFETY: `data` stays borrowed until the request completes.
-        let rc = unsafe {
+        post(peer, data.len(), |count, request| unsafe {
             pmpi::PMPI_Isend(
-                data.as_ptr().cast(),
+                at,
                 count,
                 ffi::redio_mpi_byte,
                 peer,
                 tag as i32,
-                self.comm,
-                &mut request,
+                comm,
+                request,
             )
-        };
-        match rc {
-            rc if rc == unsafe { ffi::redio_mpi_success } => Ok(request),
-            code => Err(transport(peer as usize, code)),
-        }
+        })
     }
 
     /// Waits for all `requests`; a truncated receive becomes
@@ -99,6 +89,21 @@ impl MpiLink {
             rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
             code => Err(transport(replica, code)),
         }
+    }
+}
+
+/// Starts a nonblocking operation on a `len`-byte message with `start`
+/// (given the MPI count and the request to fill) and returns its request.
+fn post(
+    peer: i32,
+    len: usize,
+    start: impl FnOnce(i32, &mut ffi::MPI_Request) -> i32,
+) -> Result<ffi::MPI_Request, LinkError> {
+    let count = message_count(peer, len)?;
+    let mut request = unsafe { std::mem::zeroed() };
+    match start(count, &mut request) {
+        rc if rc == unsafe { ffi::redio_mpi_success } => Ok(request),
+        code => Err(transport(peer as usize, code)),
     }
 }
 
