@@ -30,6 +30,9 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Measure the protocols on a directory (the paper's micro-benchmark):
+    /// CSV, JSON, a Markdown table and, with --plot, PNG figures.
+    Bench(cli::bench::BenchArgs),
     /// Join the part files that Distributed Separate Write left beside
     /// each PATH into PATH itself.
     Join {
@@ -62,5 +65,6 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Show { config }) => cli::config_cmd::show(config.as_deref()),
         Command::Info { paths } => cli::info::info(&paths),
         Command::Join { paths } => cli::join::run(&paths),
+        Command::Bench(args) => cli::bench::bench(args),
     }
 }

@@ -1,5 +1,6 @@
 //! The subcommands of the `redio` CLI, one module each.
 
+pub mod bench;
 pub mod config_cmd;
 pub mod exec;
 pub mod info;
