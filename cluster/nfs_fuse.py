@@ -54,12 +54,31 @@ log = logging.getLogger("nfs_fuse")
 MIB = 1 << 20
 
 
-def check(status: int, what: str, path: str) -> int:
-    """Returns a non-negative libnfs status; raises FuseOSError for -errno."""
-    if status < 0:
-        log.debug("%s %s: %s", what, path, os.strerror(-status))
-        raise mfusepy.FuseOSError(-status)
-    return status
+# libnfs 4.0 reports a failed WRITE as -EFAULT whatever the server said;
+# the NFS status is only in the error text.
+NFS3_ERRORS = {
+    "NFS3ERR_NOSPC": errno.ENOSPC,
+    "NFS3ERR_DQUOT": errno.EDQUOT,
+    "NFS3ERR_FBIG": errno.EFBIG,
+    "NFS3ERR_ROFS": errno.EROFS,
+    "NFS3ERR_STALE": errno.ESTALE,
+    "NFS3ERR_ACCES": errno.EACCES,
+    "NFS3ERR_PERM": errno.EPERM,
+    "NFS3ERR_IO": errno.EIO,
+}
+
+
+def check(status: int, what: str, path: str, ctx: Any = None) -> int:
+    """Returns a non-negative libnfs status; raises FuseOSError for -errno
+    (with the NFS status from libnfs's error text where libnfs loses it)."""
+    if status >= 0:
+        return status
+    code = -status
+    message = libnfs.nfs_get_error(ctx) if ctx is not None else ""
+    if code == errno.EFAULT and message:
+        code = next((e for name, e in NFS3_ERRORS.items() if name in message), errno.EIO)
+    log.debug("%s %s: %s (%s)", what, path, os.strerror(code), message)
+    raise mfusepy.FuseOSError(code)
 
 
 def stat_dict(st: Any) -> dict[str, int]:
@@ -231,7 +250,9 @@ class NfsOperations(mfusepy.Operations):
             while done < size:
                 want = min(size - done, self.readmax)
                 chunk = view[done : done + want]
-                got = check(libnfs.nfs_pread(self.ctx, handle, offset + done, want, chunk), "read", path)
+                got = check(
+                    libnfs.nfs_pread(self.ctx, handle, offset + done, want, chunk), "read", path, self.ctx
+                )
                 if got == 0:  # end of file
                     break
                 done += got
@@ -246,7 +267,9 @@ class NfsOperations(mfusepy.Operations):
             while done < len(buf):
                 want = min(len(buf) - done, self.writemax)
                 chunk = view[done : done + want]
-                put = check(libnfs.nfs_pwrite(self.ctx, handle, offset + done, want, chunk), "write", path)
+                put = check(
+                    libnfs.nfs_pwrite(self.ctx, handle, offset + done, want, chunk), "write", path, self.ctx
+                )
                 if put == 0:
                     raise mfusepy.FuseOSError(errno.EIO)
                 done += put
