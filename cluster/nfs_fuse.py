@@ -112,9 +112,7 @@ class NfsOperations(mfusepy.Operations):
             raise SystemExit(f"nfs_fuse: cannot parse {url}: {libnfs.nfs_get_error(self.ctx)}")
         status = libnfs.nfs_mount(self.ctx, parsed.server, parsed.path)
         if status != 0:
-            raise SystemExit(
-                f"nfs_fuse: mount {url} failed: {libnfs.nfs_get_error(self.ctx)}"
-            )
+            raise SystemExit(f"nfs_fuse: mount {url} failed: {libnfs.nfs_get_error(self.ctx)}")
         self.readmax = libnfs.nfs_get_readmax(self.ctx)
         self.writemax = libnfs.nfs_get_writemax(self.ctx)
         self.files: dict[int, Any] = {}  # FUSE fh -> libnfs struct nfsfh *
@@ -250,9 +248,7 @@ class NfsOperations(mfusepy.Operations):
             while done < size:
                 want = min(size - done, self.readmax)
                 chunk = view[done : done + want]
-                got = check(
-                    libnfs.nfs_pread(self.ctx, handle, offset + done, want, chunk), "read", path, self.ctx
-                )
+                got = check(libnfs.nfs_pread(self.ctx, handle, offset + done, want, chunk), "read", path, self.ctx)
                 if got == 0:  # end of file
                     break
                 done += got
@@ -267,9 +263,7 @@ class NfsOperations(mfusepy.Operations):
             while done < len(buf):
                 want = min(len(buf) - done, self.writemax)
                 chunk = view[done : done + want]
-                put = check(
-                    libnfs.nfs_pwrite(self.ctx, handle, offset + done, want, chunk), "write", path, self.ctx
-                )
+                put = check(libnfs.nfs_pwrite(self.ctx, handle, offset + done, want, chunk), "write", path, self.ctx)
                 if put == 0:
                     raise mfusepy.FuseOSError(errno.EIO)
                 done += put
