@@ -291,6 +291,49 @@ fn assert_link_bound(what: &str, bytes_per_sec: f64) {
     );
 }
 
+/// Runs `redio-cluster calibrate --clients N` on a running cluster and
+/// returns the calibration line and its total write and read throughput in
+/// bytes per second.
+fn calibrate(cluster: &Cluster, clients: u32, mib_per_client: u32) -> (String, f64, f64) {
+    let output = run_script(&[
+        "calibrate",
+        "--root",
+        cluster.root.to_str().unwrap(),
+        "--clients",
+        &clients.to_string(),
+        "--size-mb",
+        &mib_per_client.to_string(),
+    ]);
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "calibrate failed ({}):\n{stdout}{}",
+        output.status,
+        text(&output.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("calibration: "))
+        .unwrap_or_else(|| panic!("no calibration line in {stdout:?}"))
+        .to_string();
+    // "... write 12 + 12 = 24 MB/s read 12 + 12 = 24 MB/s, cap 25 MB/s ..."
+    let total = |key: &str| -> f64 {
+        let at = line
+            .find(key)
+            .unwrap_or_else(|| panic!("{key:?} in {line:?}"));
+        let rest = &line[at + key.len()..];
+        let figures = &rest[..rest.find(" MB/s").unwrap()];
+        let last = figures.rsplit(' ').next().unwrap();
+        let mb: f64 = last
+            .parse()
+            .unwrap_or_else(|e| panic!("{last:?} in {line:?}: {e}"));
+        mb * 1e6
+    };
+    let (write, read) = (total(" write "), total(" read "));
+    eprintln!("{line}");
+    (line, write, read)
+}
+
 /// Positioned writes and reads, truncate, rename, mkdir, readdir, unlink
 /// through `writer`, each checked through `reader` (the same mount or
 /// another client of the same server).
@@ -376,6 +419,17 @@ fn nfs_shared_topology() {
     );
     fs::remove_file(cluster.mount(1).join("big.bin")).unwrap();
     assert!(!cluster.mount(0).join("big.bin").exists());
+
+    // Two clients of one server share the server's link: together they
+    // get no more than one link's worth.
+    let (line, write, read) = calibrate(&cluster, 2, 16);
+    assert!(line.contains("nfs 2 clients (shared, 1 server)"), "{line}");
+    for (what, total) in [("write", write), ("read", read)] {
+        assert!(
+            total <= CAP_BYTES_PER_SEC * CAP_TOLERANCE + 1e6, // the line rounds to 1 MB/s
+            "shared topology: 2 clients {what} {total:.0} B/s together, more than one server link: {line}"
+        );
+    }
     cluster.down_and_check();
 }
 
@@ -409,6 +463,24 @@ fn nfs_separate_topology() {
         cluster.mount(1).to_path_buf(),
         cluster.mount(1).to_path_buf(),
     );
+
+    // A server per replica: two clients together get well over one link's
+    // worth (each has its own server and link).
+    let (line, write, read) = calibrate(&cluster, 2, 16);
+    assert!(
+        line.contains("nfs 2 clients (separate, 2 servers)"),
+        "{line}"
+    );
+    for (what, total) in [("write", write), ("read", read)] {
+        assert!(
+            total >= CAP_BYTES_PER_SEC * 1.5,
+            "separate topology: 2 clients {what} only {total:.0} B/s together, not ~2 links' worth: {line}"
+        );
+        assert!(
+            total <= 2.0 * CAP_BYTES_PER_SEC * CAP_TOLERANCE + 2e6,
+            "separate topology: 2 clients {what} {total:.0} B/s, more than two links: {line}"
+        );
+    }
     cluster.down_and_check();
 }
 
