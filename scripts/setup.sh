@@ -29,6 +29,48 @@ else
   echo "setup: all system packages present"
 fi
 
+# ---- emulated cluster (cluster/redio-cluster, tests/emulated_cluster.rs) ----
+# Network namespaces, tbf, an NFSv3 server (nfs-ganesha), sshd + sshfs, FUSE,
+# and a project-local Python venv (.venv/) with the FUSE NFS client's
+# libraries: libnfs (a C extension built against libnfs-dev) and mfusepy.
+# Installs only what is missing; a second run takes well under a second.
+install_cluster_emulator() {
+  local repo venv
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  venv="$repo/.venv"
+  local cluster_packages=(
+    iproute2 util-linux           # ip netns/link/route, tc (tbf); nsenter, mountpoint
+    nfs-ganesha nfs-ganesha-vfs   # NFSv3 server, one per server namespace
+    rpcbind                       # portmapper next to each ganesha
+    fuse3                         # fusermount3, /dev/fuse user side (libfuse3-3)
+    libnfs-dev                    # libnfs, the C library under the Python client
+    openssh-server sshfs          # the sshfs kind
+  )
+  local missing=() package status sudo
+  for package in "${cluster_packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [[ "$status" == "install ok installed" ]] || missing+=("$package")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: cluster: installing ${missing[*]}"
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      -o DPkg::Lock::Timeout=300 "${missing[@]}" >/dev/null
+  fi
+  if [[ ! -x "$venv/bin/python" ]]; then
+    echo "setup: cluster: creating $venv"
+    python3 -m venv "$venv"
+  fi
+  if ! "$venv/bin/python" -c 'import libnfs, mfusepy' 2>/dev/null; then
+    echo "setup: cluster: pip install -r cluster/requirements.txt into .venv"
+    "$venv/bin/python" -m pip install -q -r "$repo/cluster/requirements.txt"
+  fi
+}
+
+install_cluster_emulator
+
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2
   exit 1
