@@ -50,13 +50,16 @@ pub struct Verdict {
     pub reason: String,
 }
 
-/// One line of the mount table: mount point and file-system type.
+/// One line of the mount table: mount point, file-system type and source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
     /// Absolute mount point.
     pub point: PathBuf,
     /// File-system type, e.g. `nfs4`, `ext4`, `fuse.sshfs`.
     pub fs_type: String,
+    /// Where the file system comes from, e.g. `server:/export` for NFS, a
+    /// device for a disk (`none` when the table has nothing).
+    pub source: String,
 }
 
 /// Parses the text of `/proc/self/mountinfo`; malformed lines are skipped.
@@ -70,21 +73,47 @@ pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
             let point = unescape_octal(fields.get(4)?);
             let separator = fields.iter().position(|f| *f == "-")?;
             let fs_type = fields.get(separator + 1)?;
+            let source = fields
+                .get(separator + 2)
+                .map_or("none".into(), |s| unescape_octal(s));
             Some(Mount {
                 point: PathBuf::from(point),
                 fs_type: (*fs_type).to_string(),
+                source,
             })
         })
         .collect()
 }
 
-/// The file-system type of the longest mount point that contains `path`.
-pub fn fs_type_of<'m>(path: &Path, mounts: &'m [Mount]) -> Option<&'m str> {
+/// The mount that holds `path`: the longest mount point containing it.
+pub fn mount_of<'m>(path: &Path, mounts: &'m [Mount]) -> Option<&'m Mount> {
     mounts
         .iter()
         .filter(|mount| path.starts_with(&mount.point))
         .max_by_key(|mount| mount.point.as_os_str().len())
-        .map(|mount| mount.fs_type.as_str())
+}
+
+/// The file-system type of the longest mount point that contains `path`.
+pub fn fs_type_of<'m>(path: &Path, mounts: &'m [Mount]) -> Option<&'m str> {
+    mount_of(path, mounts).map(|mount| mount.fs_type.as_str())
+}
+
+/// Where `path` is stored: its mount's source and type, and the path
+/// inside that mount. Two paths with the same storage are the same file,
+/// even through different mount points (two nodes mounting one NFS
+/// server); paths on different servers, or at different places of one
+/// file system, are not.
+pub fn storage_of(path: &Path, mounts: &[Mount]) -> (String, String, PathBuf) {
+    match mount_of(path, mounts) {
+        Some(mount) => (
+            mount.source.clone(),
+            mount.fs_type.clone(),
+            path.strip_prefix(&mount.point)
+                .unwrap_or(path)
+                .to_path_buf(),
+        ),
+        None => ("?".into(), "?".into(), path.to_path_buf()),
+    }
 }
 
 /// Classifies an absolute, symlink-resolved `path`.
@@ -193,6 +222,27 @@ bad line
         assert_eq!(mounts.len(), 5);
         assert_eq!(mounts[3].point, PathBuf::from("/scratch/local disk"));
         assert_eq!(mounts[3].fs_type, "tmpfs");
+        assert_eq!(mounts[2].source, "server:/export");
+    }
+
+    #[test]
+    fn one_server_through_two_mount_points_is_one_storage() {
+        let text = "\
+22 1 254:0 / / rw - ext4 /dev/vda rw
+50 22 0:50 / /c/replica0 rw - fuse.nfs 10.0.0.1:/export rw
+51 22 0:51 / /c/replica1 rw - fuse.nfs 10.0.0.1:/export rw
+52 22 0:52 / /c/replica2 rw - fuse.nfs 10.0.0.2:/export rw
+";
+        let mounts = parse_mountinfo(text);
+        let at = |p: &str| storage_of(Path::new(p), &mounts);
+        assert_eq!(at("/c/replica0/out/a"), at("/c/replica1/out/a"));
+        assert_ne!(
+            at("/c/replica0/out/a"),
+            at("/c/replica2/out/a"),
+            "another server"
+        );
+        assert_ne!(at("/c/replica0/out/a"), at("/c/replica0/out/b"));
+        assert_ne!(at("/tmp/r0/a"), at("/tmp/r1/a"), "one disk, two places");
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// Label of the storage in the results (e.g. local, nfs, sshfs).
     #[arg(long, default_value = "local")]
     pub kind: String,
+    /// Label of the topology in the results (e.g. shared: one server;
+    /// separate: one server per replica).
+    #[arg(long, default_value = "shared")]
+    pub topology: String,
     /// Read protocols to measure (comma-separated).
     #[arg(
         long,
@@ -413,11 +417,7 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 fn write_results(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result<(), String> {
-    let topology = if args.replica_dir.is_some() {
-        "separate"
-    } else {
-        "shared"
-    };
+    let topology = &args.topology;
     let mut csv =
         String::from("kind,topology,mode,protocol,degree,block,total,seconds,mib_per_s\n");
     let mut json = String::from("[\n");

@@ -27,7 +27,6 @@ use redio_protocols::{
     announce, read, write, Errno, FileIo, Mismatch, OnMismatch, OpContext, OpError, Operation,
     Placement, Policy, ReadProtocol, ReplicaLink, WriteProtocol,
 };
-use std::ffi::CStr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -37,6 +36,9 @@ use std::sync::Mutex;
 pub struct ManagedFile {
     /// The (resolved) path, for logs and mismatch reports.
     pub path: PathBuf,
+    /// The path as the application named it (resolved, before `remap`):
+    /// the same on every replica, so it is what replicas announce.
+    pub app_path: PathBuf,
     /// True when this replica could not open the real file and holds a
     /// descriptor on `/dev/null` instead (it never does I/O on it).
     pub placeholder: bool,
@@ -323,7 +325,7 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     // in arrival order.
     let real_flags = flags & !libc::O_APPEND;
     let settings = settings_for(resolved, flags);
-    let reply = on_leader(operation("open", resolved.path.display(), 0, 0), || {
+    let reply = on_leader(operation("open", resolved.app_path.display(), 0, 0), || {
         if settings.separate {
             // std's file calls inside must reach the real functions.
             route::inside(|| settle_stale_parts(&resolved.path, flags));
@@ -383,6 +385,7 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
         fd,
         ManagedFile {
             path: resolved.path.clone(),
+            app_path: resolved.app_path.clone(),
             placeholder,
             offset: Mutex::new(0),
             flags: AtomicI32::new(flags),
@@ -524,7 +527,7 @@ impl ManagedFile {
         }
         let synced = parts.sync();
         let path = self.path.clone();
-        let reply = on_leader(operation("join", self.display(), 0, 0), || {
+        let reply = on_leader(operation("join", self.app_path.display(), 0, 0), || {
             // SAFETY: the leader's own descriptor of the final file, borrowed.
             let target = std::mem::ManuallyDrop::new(unsafe {
                 <std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fd)
@@ -558,14 +561,14 @@ impl ManagedFile {
     }
 
     fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {
-        let announced = operation("read", self.display(), offset, buf.len() as u64);
+        let announced = operation("read", self.app_path.display(), offset, buf.len() as u64);
         self.run_protocol(fd, announced, |ctx, link, io| {
             read::run(self.read, ctx, link, io, buf, offset)
         })
     }
 
     fn run_write(&self, fd: i32, data: &[u8], offset: u64) -> Outcome<usize> {
-        let announced = operation("write", self.display(), offset, data.len() as u64);
+        let announced = operation("write", self.app_path.display(), offset, data.len() as u64);
         self.run_protocol(fd, announced, |ctx, link, io| {
             let data = faults::corrupt_write(data, link.me());
             write::run(self.write, ctx, link, io, &data, offset)
@@ -588,7 +591,7 @@ impl ManagedFile {
     pub fn fstat(&self, fd: i32, buf: *mut u8, len: usize) -> Outcome<()> {
         main_thread_only("fstat", &self.display())?;
         self.settle(fd)?;
-        let reply = on_leader(operation("fstat", self.display(), 0, 0), || {
+        let reply = on_leader(operation("fstat", self.app_path.display(), 0, 0), || {
             // SAFETY: an all-zero `stat` is a valid value to be overwritten.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             // SAFETY: a descriptor of this process and a local buffer.
@@ -619,7 +622,12 @@ impl ManagedFile {
             libc::SEEK_END => self.size(fd)? as i64,
             libc::SEEK_DATA | libc::SEEK_HOLE => {
                 self.settle(fd)?;
-                let op = operation("lseek", self.display(), offset as u64, whence as u64);
+                let op = operation(
+                    "lseek",
+                    self.app_path.display(),
+                    offset as u64,
+                    whence as u64,
+                );
                 let reply = on_leader(op, || {
                     // SAFETY: a descriptor of this process.
                     let at = unsafe { real::lseek(fd, offset, whence) };
@@ -648,7 +656,7 @@ impl ManagedFile {
         self.settle(fd)?;
         // SAFETY: a descriptor of this process.
         leader_call(
-            operation("ftruncate", self.display(), length as u64, 0),
+            operation("ftruncate", self.app_path.display(), length as u64, 0),
             || unsafe { real::ftruncate(fd, length) },
         )
     }
@@ -657,14 +665,17 @@ impl ManagedFile {
     pub fn sync(&self, fd: i32, data_only: bool) -> Outcome<()> {
         main_thread_only("fsync", &self.display())?;
         self.settle(fd)?;
-        leader_call(operation("fsync", self.display(), 0, 0), || unsafe {
-            // SAFETY: a descriptor of this process.
-            if data_only {
-                real::fdatasync(fd)
-            } else {
-                real::fsync(fd)
-            }
-        })
+        leader_call(
+            operation("fsync", self.app_path.display(), 0, 0),
+            || unsafe {
+                // SAFETY: a descriptor of this process.
+                if data_only {
+                    real::fdatasync(fd)
+                } else {
+                    real::fsync(fd)
+                }
+            },
+        )
     }
 }
 
@@ -686,17 +697,18 @@ fn leader_call(op: Operation, call: impl FnOnce() -> i32) -> Outcome<()> {
     .map(|_| ())
 }
 
-/// A `stat`-like call on a shared path, done by the leader: `call` fills a
-/// buffer of `len` bytes; every replica gets the same bytes in `buf`.
+/// A `stat`-like call on a shared path (`subject`, as the application
+/// named it), done by the leader: `call` fills a buffer of `len` bytes;
+/// every replica gets the same bytes in `buf`.
 pub fn stat_on_leader(
     what: &str,
-    path: &CStr,
+    subject: &std::path::Path,
     buf: *mut u8,
     len: usize,
     call: impl FnOnce(*mut u8) -> i32,
 ) -> Outcome<()> {
-    main_thread_only(what, &path.to_string_lossy())?;
-    let reply = on_leader(operation(what, path.to_string_lossy(), 0, 0), || {
+    main_thread_only(what, &subject.display())?;
+    let reply = on_leader(operation(what, subject.display(), 0, 0), || {
         let mut local = vec![0u8; len];
         let rc = call(local.as_mut_ptr());
         Reply {
@@ -708,11 +720,16 @@ pub fn stat_on_leader(
     copy_payload(&reply.payload, buf, len)
 }
 
-/// A name operation (`unlink`, `rename`) on shared paths, done once by the
-/// leader; same result everywhere.
-pub fn name_on_leader(what: &str, path: &CStr, call: impl FnOnce() -> i32) -> Outcome<()> {
-    main_thread_only(what, &path.to_string_lossy())?;
-    leader_call(operation(what, path.to_string_lossy(), 0, 0), call)
+/// A name operation (`unlink`, `rename`) on shared paths (`subject`, as
+/// the application named it), done once by the leader; same result
+/// everywhere.
+pub fn name_on_leader(
+    what: &str,
+    subject: &std::path::Path,
+    call: impl FnOnce() -> i32,
+) -> Outcome<()> {
+    main_thread_only(what, &subject.display())?;
+    leader_call(operation(what, subject.display(), 0, 0), call)
 }
 
 fn copy_payload(payload: &[u8], buf: *mut u8, len: usize) -> Outcome<()> {

@@ -22,6 +22,9 @@ use std::sync::OnceLock;
 pub struct Resolved {
     /// The (possibly remapped) absolute path; the real call uses it.
     pub path: PathBuf,
+    /// The path as the application named it, absolute and with symlinks
+    /// resolved, before `remap`: the same on every replica.
+    pub app_path: PathBuf,
     /// The same, NUL-terminated, for the real call.
     pub c_path: CString,
     /// Shared, local or system.
@@ -32,8 +35,11 @@ pub struct Resolved {
     pub uncoordinated: bool,
     /// The file system's type, when the mount table knows it.
     pub fs_type: Option<String>,
-    /// True when `remap` sends each replica to a path of its own (e.g. one
-    /// server per replica), so the replicas do not share one file.
+    /// True when the replicas do not share one file: `remap` sends them to
+    /// paths that are stored in different places (one server per replica,
+    /// or different directories). Paths that differ only by mount point,
+    /// with the same mount source (one server, mounted on every node), are
+    /// one file.
     pub per_replica: bool,
 }
 
@@ -91,6 +97,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     if NEVER_MANAGED.iter().any(|prefix| raw.starts_with(prefix)) {
         return Resolved {
             path: raw.to_path_buf(),
+            app_path: raw.to_path_buf(),
             c_path: path.to_owned(),
             class: Class::System,
             remapped: false,
@@ -104,6 +111,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     let (Some(config), Some(identity)) = (settings::get(), world::identity()) else {
         return Resolved {
             c_path: c_string(&absolute),
+            app_path: canonical,
             path: absolute,
             class: Class::Local,
             remapped: false,
@@ -118,12 +126,16 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
         identity.placement.replica,
         identity.placement.rank,
     );
-    // Does replica 1 land somewhere else than replica 0?
-    let per_replica = identity.degree > 1
-        && fsclass::remap(config, &canonical, 0, identity.placement.rank)
-            != fsclass::remap(config, &canonical, 1, identity.placement.rank);
-    let target = remapped.clone().unwrap_or(canonical);
     let mounts = MOUNTS.get().map_or(&[][..], Vec::as_slice);
+    // Does replica 1 land on other storage than replica 0?
+    let rank = identity.placement.rank;
+    let storage = |replica| {
+        let path = fsclass::remap(config, &canonical, replica, rank);
+        fsclass::storage_of(path.as_deref().unwrap_or(&canonical), mounts)
+    };
+    let per_replica = identity.degree > 1 && storage(0) != storage(1);
+    let app_path = canonical.clone();
+    let target = remapped.clone().unwrap_or(canonical);
     let class = fsclass::classify(config, &target, mounts).class;
     let fs_type = fsclass::fs_type_of(&target, mounts).map(str::to_owned);
     // Keep the application's own spelling when nothing was rewritten, so
@@ -135,6 +147,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     };
     let mut resolved = Resolved {
         c_path: c_string(&path_for_call),
+        app_path,
         path: target,
         class,
         remapped: remapped.is_some(),

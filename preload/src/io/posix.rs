@@ -688,7 +688,7 @@ unsafe fn stat_path<T>(
             let c_path = resolved.c_path.as_c_str();
             int_result(managed::stat_on_leader(
                 call,
-                c_path,
+                &resolved.app_path,
                 buf.cast(),
                 std::mem::size_of::<T>(),
                 |local| real(c_path.as_ptr(), local.cast()),
@@ -792,11 +792,11 @@ pub unsafe fn statx(
         return on_managed(
             "statx",
             dirfd,
-            |_file| {
+            |file| {
                 let path = c"";
                 managed::stat_on_leader(
                     "statx",
-                    path,
+                    &file.app_path,
                     buf.cast(),
                     std::mem::size_of::<libc::statx>(),
                     |local| real(dirfd, path.as_ptr(), flags, mask, local.cast()),
@@ -819,9 +819,11 @@ pub unsafe fn unlink(real: unsafe fn(*const c_char) -> c_int, path: *const c_cha
         |p| real(p),
         |resolved| {
             let c_path = resolved.c_path.as_c_str();
-            int_result(managed::name_on_leader("unlink", c_path, || {
-                real(c_path.as_ptr())
-            }))
+            int_result(managed::name_on_leader(
+                "unlink",
+                &resolved.app_path,
+                || real(c_path.as_ptr()),
+            ))
         },
     )
 }
@@ -846,11 +848,9 @@ pub unsafe fn rename(
     let target = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(to));
     let (from_path, to_path) = (source.for_real_call(from), target.for_real_call(to));
     if source.bypass().is_none() || target.bypass().is_none() {
-        int_result(managed::name_on_leader(
-            "rename",
-            source.c_path.as_c_str(),
-            || real(from_path, to_path),
-        ))
+        int_result(managed::name_on_leader("rename", &source.app_path, || {
+            real(from_path, to_path)
+        }))
     } else {
         route::log_bypass("rename", Bypass::NodeLocal, &source.path.display());
         real(from_path, to_path)
