@@ -36,6 +36,7 @@ def main() -> None:
             ax.plot([b for b, _ in points], [r for _, r in points], style, markersize=3,
                     label=f"{protocol} r={degree}")
         ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("block size (bytes)")
         ax.set_ylabel("throughput (MiB/s)")
         ax.set_title(f"{mode} ({label})")

@@ -28,20 +28,39 @@ pub enum Placement {
     Separate,
 }
 
-/// The read protocol `auto` runs for a `len`-byte read.
-pub fn read_for(len: usize, chunk: usize, placement: Placement) -> ReadProtocol {
+/// The smallest piece `auto` gives each replica when it spreads an
+/// operation over the servers: below a page, the servers' per-request
+/// latency costs more than the bandwidth gained.
+pub const MIN_PIECE: usize = 4096;
+
+/// The piece size that spreads `len` bytes over `degree` replicas: at most
+/// `chunk`, at least [`MIN_PIECE`], a multiple of it. An operation smaller
+/// than `chunk` would otherwise go to one replica alone.
+fn spread(len: usize, chunk: usize, degree: usize) -> usize {
+    let share = len.div_ceil(degree.max(1)).next_multiple_of(MIN_PIECE);
+    let chunk = if chunk == 0 { usize::MAX } else { chunk };
+    share.clamp(MIN_PIECE, chunk.max(MIN_PIECE))
+}
+
+/// The read protocol `auto` runs for a `len`-byte read by `degree` replicas.
+pub fn read_for(len: usize, chunk: usize, placement: Placement, degree: usize) -> ReadProtocol {
     match placement {
-        Placement::Separate => ReadProtocol::DistributedChunked { chunk },
+        Placement::Separate => ReadProtocol::DistributedChunked {
+            chunk: spread(len, chunk, degree),
+        },
         Placement::Shared if chunk == 0 || len <= chunk => ReadProtocol::ReadDistribute,
         Placement::Shared => ReadProtocol::ChunkedChained { chunk },
     }
 }
 
-/// The write protocol `auto` runs for a write.
-pub fn write_for(chunk: usize, placement: Placement) -> WriteProtocol {
+/// The write protocol `auto` runs for a `len`-byte write by `degree`
+/// replicas.
+pub fn write_for(len: usize, chunk: usize, placement: Placement, degree: usize) -> WriteProtocol {
     match placement {
         Placement::Shared => WriteProtocol::Simple,
-        Placement::Separate => WriteProtocol::Distributed { chunk },
+        Placement::Separate => WriteProtocol::Distributed {
+            chunk: spread(len, chunk, degree),
+        },
     }
 }
 
@@ -52,26 +71,32 @@ mod tests {
     #[test]
     fn auto_follows_size_and_placement() {
         let mib = 1 << 20;
+        let shared = Placement::Shared;
+        let separate = Placement::Separate;
+        assert_eq!(read_for(4096, mib, shared, 2), ReadProtocol::ReadDistribute);
+        assert_eq!(read_for(mib, mib, shared, 2), ReadProtocol::ReadDistribute);
         assert_eq!(
-            read_for(4096, mib, Placement::Shared),
-            ReadProtocol::ReadDistribute
-        );
-        assert_eq!(
-            read_for(mib, mib, Placement::Shared),
-            ReadProtocol::ReadDistribute
-        );
-        assert_eq!(
-            read_for(mib + 1, mib, Placement::Shared),
+            read_for(mib + 1, mib, shared, 2),
             ReadProtocol::ChunkedChained { chunk: mib }
         );
+        // A server per replica: every replica gets a share, even of one chunk.
         assert_eq!(
-            read_for(4096, mib, Placement::Separate),
+            read_for(64 << 10, mib, separate, 2),
+            ReadProtocol::DistributedChunked { chunk: 32 << 10 }
+        );
+        assert_eq!(
+            read_for(16 * mib, mib, separate, 3),
             ReadProtocol::DistributedChunked { chunk: mib }
         );
-        assert_eq!(write_for(mib, Placement::Shared), WriteProtocol::Simple);
         assert_eq!(
-            write_for(mib, Placement::Separate),
-            WriteProtocol::Distributed { chunk: mib }
+            read_for(100, mib, separate, 3),
+            ReadProtocol::DistributedChunked { chunk: MIN_PIECE }
+        );
+        assert_eq!(write_for(mib, mib, shared, 2), WriteProtocol::Simple);
+        // ⌈1 MiB / 3⌉ rounded up to 4 KiB.
+        assert_eq!(
+            write_for(mib, mib, separate, 3),
+            WriteProtocol::Distributed { chunk: 344 << 10 }
         );
     }
 }

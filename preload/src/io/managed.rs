@@ -53,6 +53,9 @@ pub struct ManagedFile {
     /// Written under Distributed Separate Write since the last join (the
     /// same on every replica, unlike whether this replica's part got data).
     unjoined: AtomicBool,
+    /// Each replica reaches its own copy of the file (see
+    /// [`Resolved::per_replica`]).
+    per_replica: bool,
 }
 
 /// Result of one replica's operation: a value or an errno.
@@ -394,6 +397,7 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
             policy,
             parts: separate.then(|| Parts::new(me)),
             unjoined: AtomicBool::new(false),
+            per_replica: resolved.per_replica,
         },
     ))
 }
@@ -527,13 +531,13 @@ impl ManagedFile {
         }
         let synced = parts.sync();
         let path = self.path.clone();
-        let reply = on_leader(operation("join", self.app_path.display(), 0, 0), || {
-            // SAFETY: the leader's own descriptor of the final file, borrowed.
+        let join_here = || {
+            // SAFETY: this replica's own descriptor of the final file, borrowed.
             let target = std::mem::ManuallyDrop::new(unsafe {
                 <std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fd)
             });
             // std's file calls inside must reach the real functions.
-            let outcome = match route::inside(|| join::join_into(&path, &target)) {
+            match route::inside(|| join::join_into(&path, &target)) {
                 Ok(joined) => {
                     crate::log!(
                         Debug,
@@ -549,15 +553,22 @@ impl ManagedFile {
                     crate::log!(Error, "join: {e}");
                     Err(libc::EIO)
                 }
-            };
-            Reply {
-                outcome,
-                payload: Vec::new(),
             }
-        });
+        };
+        let outcome = if self.per_replica {
+            // Each replica's storage holds only its own part (one server
+            // per replica): each joins its own, and nobody else can.
+            join_here()
+        } else {
+            on_leader(operation("join", self.app_path.display(), 0, 0), || Reply {
+                outcome: join_here(),
+                payload: Vec::new(),
+            })
+            .outcome
+        };
         parts.close();
         synced?;
-        reply.outcome.map(|_| ())
+        outcome.map(|_| ())
     }
 
     fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {

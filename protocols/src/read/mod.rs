@@ -112,7 +112,7 @@ where
             distributed_chunked::run(ctx, link, io, buf, offset, chunk)
         }
         ReadProtocol::Auto { chunk, placement } => {
-            let chosen = crate::auto::read_for(buf.len(), chunk, placement);
+            let chosen = crate::auto::read_for(buf.len(), chunk, placement, link.degree());
             run(chosen, ctx, link, io, buf, offset)
         }
     }

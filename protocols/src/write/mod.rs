@@ -80,7 +80,7 @@ where
             distributed::run(ctx, link, io, data, offset, chunk)
         }
         WriteProtocol::Auto { chunk, placement } => {
-            let chosen = crate::auto::write_for(chunk, placement);
+            let chosen = crate::auto::write_for(data.len(), chunk, placement, link.degree());
             run(chosen, ctx, link, io, data, offset)
         }
     }
