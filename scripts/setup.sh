@@ -71,6 +71,21 @@ install_cluster_emulator() {
 
 install_cluster_emulator
 
+# ---- benchmark plots (redio bench --plot, tests/bench_driver.rs) ----
+# matplotlib in the project venv; `redio bench` finds it through REDIO_PYTHON.
+install_bench_tools() {
+  local repo venv
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  venv="$repo/.venv"
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+  if ! "$venv/bin/python" -c 'import matplotlib' 2>/dev/null; then
+    echo "setup: bench: pip install -r benches/requirements.txt into .venv"
+    "$venv/bin/python" -m pip install -q -r "$repo/benches/requirements.txt"
+  fi
+}
+
+install_bench_tools
+
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2
   exit 1

@@ -71,7 +71,8 @@ pub struct BenchArgs {
     /// Where results go: results.csv, results.json, results.md, plots.
     #[arg(long, default_value = "target/bench")]
     pub out: PathBuf,
-    /// Render PNG plots with python3 + matplotlib.
+    /// Render PNG plots with matplotlib, run by $REDIO_PYTHON (default
+    /// python3; scripts/setup.sh installs it into .venv/).
     #[arg(long)]
     pub plot: bool,
     /// MPI implementation (default: $REDIO_MPI, else mpich).
@@ -499,12 +500,13 @@ fn write_results(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result<()
 fn plot(plan: &Plan) -> Result<(), String> {
     let script = plan.out.join("plot_bench.py");
     std::fs::write(&script, PLOT_PY).map_err(|e| format!("{}: {e}", script.display()))?;
-    let status = Command::new("python3")
+    let python = std::env::var_os("REDIO_PYTHON").unwrap_or_else(|| "python3".into());
+    let status = Command::new(&python)
         .arg(&script)
         .arg(plan.out.join("results.csv"))
         .arg(&plan.out)
         .status()
-        .map_err(|e| format!("cannot run python3: {e}"))?;
+        .map_err(|e| format!("cannot run {}: {e}", python.to_string_lossy()))?;
     if !status.success() {
         return Err("plotting failed (is matplotlib installed? pip install matplotlib)".into());
     }
