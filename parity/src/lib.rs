@@ -7,4 +7,17 @@
 //! everything that does not need MPI:
 //!
 //! - [`gf`]: GF(2^8) arithmetic and the bulk kernels (scalar, AVX2, GFNI);
+//! - [`matrix`]: the Cauchy matrix and inversion over GF(2^8);
+//! - [`scheme`]: SINGLE, PARTNER, XOR, RS and what each tolerates;
+//! - [`stripe`]: the XOR / RS codes with the rotating row layout;
+//! - [`partner`]: where PARTNER puts its copies;
+//! - [`sets`]: redundancy sets with one member per failure group;
+//! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
+
 pub mod gf;
+pub mod inmem;
+pub mod matrix;
+pub mod partner;
+pub mod scheme;
+pub mod sets;
+pub mod stripe;
