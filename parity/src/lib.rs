@@ -13,10 +13,16 @@
 //! - [`partner`]: where PARTNER puts its copies;
 //! - [`sets`]: redundancy sets with one member per failure group;
 //! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
+//! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
+//! - [`files`]: safe paths under a root, logical files, atomic writes;
+//! - [`offline`]: single-process encode, verify, rebuild and inspect.
 
+pub mod files;
+pub mod format;
 pub mod gf;
 pub mod inmem;
 pub mod matrix;
+pub mod offline;
 pub mod partner;
 pub mod scheme;
 pub mod sets;
