@@ -30,6 +30,9 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Redundancy data across ranks: inspect, verify, rebuild, encode.
+    #[command(subcommand)]
+    Parity(cli::parity::ParityCommand),
 }
 
 #[derive(Subcommand)]
@@ -54,5 +57,6 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Check { file }) => cli::config_cmd::check(&file),
         Command::Config(ConfigCommand::Show { config }) => cli::config_cmd::show(config.as_deref()),
         Command::Info { paths } => cli::info::info(&paths),
+        Command::Parity(cmd) => cli::parity::run(cmd),
     }
 }

@@ -478,6 +478,9 @@ pub struct Assessment {
     pub findings: Vec<String>,
 }
 
+/// A redundancy file found on disk: member (from its name), path, header.
+type Found = (usize, PathBuf, Result<Parsed, String>);
+
 /// Parses `prefix.s<set>.m<member>.rdp`.
 fn parse_name(name: &str, prefix: &str) -> Option<(u32, usize)> {
     let rest = name
@@ -501,7 +504,7 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
         }
     }
     let mut findings = Vec::new();
-    let mut by_set: BTreeMap<u32, Vec<(usize, PathBuf, Result<Parsed, String>)>> = BTreeMap::new();
+    let mut by_set: BTreeMap<u32, Vec<Found>> = BTreeMap::new();
     for d in unique {
         let Ok(entries) = std::fs::read_dir(d) else {
             findings.push(format!("{}: directory missing or unreadable", d.display()));
@@ -894,7 +897,7 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
             }
         }
         Scheme::Partner { copies } => {
-            for m in 0..p {
+            for (m, outs) in data_out.iter().enumerate() {
                 if s.damaged_files[m].is_empty() {
                     continue;
                 }
@@ -921,7 +924,7 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
                 while off < total {
                     let len = piece.min((total - off) as usize);
                     f.read_exact_at(&mut buf[..len], base + off)?;
-                    write_logical(h, m, &data_out[m], off, &buf[..len])?;
+                    write_logical(h, m, outs, off, &buf[..len])?;
                     off += len as u64;
                 }
             }

@@ -93,7 +93,7 @@ mod tests {
 
     fn hosts(spec: &[(&str, usize)]) -> Vec<String> {
         spec.iter()
-            .flat_map(|(h, n)| std::iter::repeat(h.to_string()).take(*n))
+            .flat_map(|(h, n)| std::iter::repeat_n(h.to_string(), *n))
             .collect()
     }
 

@@ -4,4 +4,5 @@ pub mod config_cmd;
 pub mod exec;
 pub mod info;
 pub mod mpi;
+pub mod parity;
 pub mod run;
