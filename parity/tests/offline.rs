@@ -121,3 +121,60 @@ fn every_scheme_rebuilds_up_to_its_tolerance_and_refuses_beyond() {
         }
     }
 }
+
+#[test]
+fn single_detects_damage_but_cannot_repair_it() {
+    let opts = Options::default();
+    let t = tmp("single");
+    let (dirs, ranks) = job(&t.0, 3);
+    let sets = encode_job(Scheme::Single, 4, &ranks, &opts).unwrap();
+    assert_eq!(sets.len(), 3, "SINGLE: one set per rank");
+    assert_eq!(assess(&dirs, &opts).unwrap().verdict, Verdict::Healthy);
+    let victim = dirs[2].join("ckpt/r2.f1");
+    let mut b = std::fs::read(&victim).unwrap();
+    b[0] ^= 1;
+    std::fs::write(&victim, &b).unwrap();
+    let a = assess(&dirs, &opts).unwrap();
+    assert_eq!(a.verdict, Verdict::Unrecoverable);
+    assert!(
+        a.sets[2].findings.iter().any(|f| f.contains("CRC32")),
+        "{:?}",
+        a.sets[2].findings
+    );
+    assert!(rebuild(&dirs, &opts).is_err());
+    assert_eq!(std::fs::read(&victim).unwrap(), b, "nothing rewritten");
+}
+
+#[test]
+fn one_shared_directory_holds_every_member() {
+    // All ranks write into one directory (one node, distinct file names).
+    let opts = Options::default();
+    let t = tmp("shared");
+    let root = t.0.join("all");
+    std::fs::create_dir_all(&root).unwrap();
+    let ranks: Vec<MemberInput> = (0..5u32)
+        .map(|r| {
+            let rel = format!("rank{r}.bin");
+            std::fs::write(root.join(&rel), vec![r as u8 + 1; 100 * r as usize + 1]).unwrap();
+            MemberInput {
+                root: root.clone(),
+                files: vec![rel],
+                world_rank: r,
+                logical_rank: r,
+                failure_group: format!("g{r}"),
+                host: "one".into(),
+            }
+        })
+        .collect();
+    let sets = encode_job(Scheme::Rs { k: 2 }, 5, &ranks, &opts).unwrap();
+    assert_eq!(sets, vec![vec![0, 1, 2, 3, 4]]);
+    let want = std::fs::read(root.join("rank3.bin")).unwrap();
+    std::fs::remove_file(root.join("rank3.bin")).unwrap();
+    std::fs::remove_file(root.join("redio-parity.s0.m0.rdp")).unwrap();
+    let dirs = vec![root.clone()];
+    assert_eq!(assess(&dirs, &opts).unwrap().verdict, Verdict::Repairable);
+    rebuild(&dirs, &opts).unwrap();
+    assert_eq!(std::fs::read(root.join("rank3.bin")).unwrap(), want);
+    assert!(root.join("redio-parity.s0.m0.rdp").exists());
+    assert_eq!(assess(&dirs, &opts).unwrap().verdict, Verdict::Healthy);
+}
