@@ -39,12 +39,17 @@ pub fn check_relative(path: &str) -> Result<PathBuf, UnsafePath> {
     if p.is_absolute() {
         return refuse("it is absolute");
     }
-    for c in p.components() {
+    // Checked on the text: `Path::components` silently drops `.` and `//`.
+    for c in path.split('/') {
         match c {
-            Component::Normal(_) => {}
-            Component::ParentDir => return refuse("it contains `..`"),
-            _ => return refuse("it contains `.` or a root component"),
+            ".." => return refuse("it contains `..`"),
+            "." => return refuse("it contains `.`"),
+            "" => return refuse("it has an empty component (`//` or a trailing `/`)"),
+            _ => {}
         }
+    }
+    if p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return refuse("it contains a root or prefix component");
     }
     Ok(p.to_path_buf())
 }
@@ -295,7 +300,16 @@ mod tests {
 
     #[test]
     fn unsafe_paths_are_refused() {
-        for p in ["", "/etc/passwd", "../x", "a/../../x", "./a", "a/./b"] {
+        for p in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "./a",
+            "a/./b",
+            "a//b",
+            "a/",
+        ] {
             assert!(check_relative(p).is_err(), "{p:?} accepted");
         }
         assert!(check_relative("a/b.dat").is_ok());

@@ -17,7 +17,7 @@ use crate::gf::kernel::{best, Kernel};
 use crate::partner;
 use crate::scheme::Scheme;
 use crate::sets::{build_sets, SetError};
-use crate::stripe::{RowPlan, StripeCode};
+use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
@@ -254,6 +254,8 @@ fn write_payloads(
             let code =
                 StripeCode::new(template.scheme, p).map_err(|e| Error::Usage(e.to_string()))?;
             let chunk = template.chunk_size;
+            let mut bufs = vec![Vec::new(); p];
+            let mut acc = Vec::new();
             let mut off = 0u64;
             while off < chunk {
                 let len = piece.min((chunk - off) as usize);
@@ -268,12 +270,12 @@ fn write_payloads(
                     if targets.is_empty() {
                         continue;
                     }
-                    let data = read_row(&code, readers, r, chunk, off, len)?;
-                    let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+                    read_row(&code, readers, r, chunk, off, &mut bufs, len)?;
                     for (i, j) in targets {
-                        let mut acc = vec![0u8; len];
+                        acc.clear();
+                        acc.resize(len, 0);
                         for m in code.data_members(r) {
-                            code.contribute(kernel, j, m, refs[m], &mut acc);
+                            code.contribute(kernel, j, m, &bufs[m][..len], &mut acc);
                         }
                         outs[i].write_at(&acc, hlen[i] + j as u64 * chunk + off)?;
                         hashers[i][j].update(&acc);
@@ -322,26 +324,25 @@ fn write_payloads(
     Ok(outs)
 }
 
-/// The data pieces of row `r` at `off` within the chunk, by member (empty
-/// for members that hold parity in this row).
+/// Reads the data pieces of row `r` at `off` within the chunk into
+/// `bufs[m][..len]` for every data member `m` (buffers are reused across
+/// pieces: fresh allocations cost page faults at every step).
 fn read_row(
     code: &StripeCode,
     readers: &[LogicalReader],
     r: usize,
     chunk: u64,
     off: u64,
+    bufs: &mut [Vec<u8>],
     len: usize,
-) -> io::Result<Vec<Vec<u8>>> {
-    (0..code.members())
-        .map(|m| match code.data_chunk(m, r) {
-            Some(d) => {
-                let mut b = vec![0u8; len];
-                readers[m].read_at(d as u64 * chunk + off, &mut b)?;
-                Ok(b)
-            }
-            None => Ok(Vec::new()),
-        })
-        .collect()
+) -> io::Result<()> {
+    for (m, buf) in bufs.iter_mut().enumerate() {
+        if let Some(d) = code.data_chunk(m, r) {
+            buf.resize(len, 0);
+            readers[m].read_at(d as u64 * chunk + off, &mut buf[..len])?;
+        }
+    }
+    Ok(())
 }
 
 /// A redundancy file read from disk.
@@ -861,36 +862,44 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
                 .collect::<Result<_, _>>()
                 .map_err(|e| Error::Unrecoverable(e.to_string()))?;
             let chunk = h.chunk_size;
+            let mut data: Vec<Vec<u8>> = vec![Vec::new(); p];
+            let mut par: Vec<Vec<u8>> = vec![Vec::new(); code.parity_count()];
+            let mut bufs = PieceBuffers::default();
             let mut off = 0u64;
             while off < chunk {
                 let len = piece.min((chunk - off) as usize);
                 for plan in plans.iter().filter(|pl| !pl.lost_data.is_empty()) {
                     let r = plan.row;
-                    let mut data: Vec<Option<Vec<u8>>> = vec![None; p];
+                    let mut have_data = vec![false; p];
                     for m in code.data_members(r) {
                         if let (Some(rd), Some(d)) = (&intact[m], code.data_chunk(m, r)) {
-                            let mut b = vec![0u8; len];
-                            rd.read_at(d as u64 * chunk + off, &mut b)?;
-                            data[m] = Some(b);
+                            data[m].resize(len, 0);
+                            rd.read_at(d as u64 * chunk + off, &mut data[m][..len])?;
+                            have_data[m] = true;
                         }
                     }
-                    let mut par: Vec<Option<Vec<u8>>> = vec![None; code.parity_count()];
-                    for (j, slot) in par.iter_mut().enumerate() {
+                    let mut have_par = vec![false; code.parity_count()];
+                    for (j, b) in par.iter_mut().enumerate() {
                         let holder = code.parity_holder(r, j);
                         if let (Some(f), Some((_, at))) =
                             (&red_files[holder], &s.redundancy[holder])
                         {
-                            let mut b = vec![0u8; len];
-                            f.read_exact_at(&mut b, at + j as u64 * chunk + off)?;
-                            *slot = Some(b);
+                            b.resize(len, 0);
+                            f.read_exact_at(&mut b[..len], at + j as u64 * chunk + off)?;
+                            have_par[j] = true;
                         }
                     }
-                    let drefs: Vec<Option<&[u8]>> = data.iter().map(|d| d.as_deref()).collect();
-                    let prefs: Vec<Option<&[u8]>> = par.iter().map(|d| d.as_deref()).collect();
-                    let (solved, _) = code.solve_piece(kernel, plan, &drefs, &prefs, len);
-                    for (&m, bytes) in plan.lost_data.iter().zip(&solved) {
+                    let drefs: Vec<Option<&[u8]>> = (0..p)
+                        .map(|m| have_data[m].then(|| &data[m][..len]))
+                        .collect();
+                    let prefs: Vec<Option<&[u8]>> = (0..code.parity_count())
+                        .map(|j| have_par[j].then(|| &par[j][..len]))
+                        .collect();
+                    // Lost parity is re-encoded later, from the whole data.
+                    code.solve_piece_into(kernel, plan, &drefs, &prefs, len, false, &mut bufs);
+                    for (&m, bytes) in plan.lost_data.iter().zip(&bufs.solved) {
                         let d = code.data_chunk(m, r).unwrap_or(0) as u64;
-                        write_logical(h, m, &data_out[m], d * chunk + off, bytes)?;
+                        write_logical(h, m, &data_out[m], d * chunk + off, &bytes[..len])?;
                     }
                 }
                 off += len as u64;
@@ -1048,13 +1057,17 @@ pub fn recompute_mismatches(
     let mut bad = Vec::new();
     let chunk = h.chunk_size;
     let piece = opts.piece.max(1);
+    let mut bufs = vec![Vec::new(); p];
     for r in 0..p {
         let mut off = 0u64;
         while off < chunk {
             let len = piece.min((chunk - off) as usize);
-            let data = read_row(&code, &readers, r, chunk, off, len)?;
+            read_row(&code, &readers, r, chunk, off, &mut bufs, len)?;
             let mut parity = vec![vec![0u8; len]; code.parity_count()];
-            let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let refs: Vec<&[u8]> = bufs
+                .iter()
+                .map(|b| if b.len() >= len { &b[..len] } else { &b[..] })
+                .collect();
             code.encode_row(kernel, r, &refs, &mut parity);
             for (j, want) in parity.iter().enumerate() {
                 let holder = code.parity_holder(r, j);

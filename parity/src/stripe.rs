@@ -231,33 +231,70 @@ impl StripeCode {
         parity: &[Option<&[u8]>],
         len: usize,
     ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        let mut bufs = PieceBuffers::default();
+        self.solve_piece_into(kernel, plan, data, parity, len, true, &mut bufs);
+        let mut solved = bufs.solved;
+        let mut parity_out = bufs.parity;
+        solved.truncate(plan.lost_data.len());
+        parity_out.truncate(plan.lost_parity.len());
+        (solved, parity_out)
+    }
+
+    /// [`StripeCode::solve_piece`] into reused buffers: afterwards
+    /// `bufs.solved[l][..len]` is lost data member `plan.lost_data[l]` and,
+    /// if `with_parity`, `bufs.parity[e][..len]` is `plan.lost_parity[e]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_piece_into(
+        &self,
+        kernel: &dyn Kernel,
+        plan: &RowPlan,
+        data: &[Option<&[u8]>],
+        parity: &[Option<&[u8]>],
+        len: usize,
+        with_parity: bool,
+        bufs: &mut PieceBuffers,
+    ) {
         let members = self.data_members(plan.row);
+        fn zeroed(v: &mut Vec<Vec<u8>>, n: usize, len: usize) {
+            v.resize_with(n.max(v.len()), Vec::new);
+            for b in v.iter_mut().take(n) {
+                b.clear();
+                b.resize(len, 0);
+            }
+        }
         // b_e = c_{eq e} + Σ_{known i} E[eq e][i] d_i
-        let mut b: Vec<Vec<u8>> = Vec::with_capacity(plan.equations.len());
-        for &j in &plan.equations {
-            let mut acc = parity[j]
-                .map(<[u8]>::to_vec)
-                .unwrap_or_else(|| vec![0; len]);
+        zeroed(&mut bufs.known, plan.equations.len(), len);
+        for (acc, &j) in bufs.known.iter_mut().zip(&plan.equations) {
+            if let Some(c) = parity[j] {
+                acc.copy_from_slice(c);
+            }
             for &i in &members {
                 if let Some(d) = data[i].filter(|_| !plan.lost_data.contains(&i)) {
-                    self.contribute(kernel, j, i, d, &mut acc);
+                    self.contribute(kernel, j, i, d, acc);
                 }
             }
-            b.push(acc);
         }
         // x = A^-1 b
-        let mut solved = vec![vec![0u8; len]; plan.lost_data.len()];
-        for (l, x) in solved.iter_mut().enumerate() {
-            for (e, be) in b.iter().enumerate() {
+        zeroed(&mut bufs.solved, plan.lost_data.len(), len);
+        for (l, x) in bufs
+            .solved
+            .iter_mut()
+            .take(plan.lost_data.len())
+            .enumerate()
+        {
+            for (e, be) in bufs.known.iter().take(plan.equations.len()).enumerate() {
                 kernel.mul_acc(plan.inverse.get(l, e), be, x);
             }
         }
+        if !with_parity {
+            return;
+        }
         // Re-encode the lost parity from the now complete data.
-        let mut parity_out = vec![vec![0u8; len]; plan.lost_parity.len()];
-        for (out, &j) in parity_out.iter_mut().zip(&plan.lost_parity) {
+        zeroed(&mut bufs.parity, plan.lost_parity.len(), len);
+        for (out, &j) in bufs.parity.iter_mut().zip(&plan.lost_parity) {
             for &i in &members {
                 let d = match plan.lost_data.iter().position(|&m| m == i) {
-                    Some(l) => Some(solved[l].as_slice()),
+                    Some(l) => Some(&bufs.solved[l][..]),
                     None => data[i],
                 };
                 if let Some(d) = d {
@@ -265,8 +302,17 @@ impl StripeCode {
                 }
             }
         }
-        (solved, parity_out)
     }
+}
+
+/// Buffers of [`StripeCode::solve_piece_into`], kept across pieces.
+#[derive(Debug, Default)]
+pub struct PieceBuffers {
+    known: Vec<Vec<u8>>,
+    /// Solved data pieces, in `plan.lost_data` order.
+    pub solved: Vec<Vec<u8>>,
+    /// Re-encoded parity pieces, in `plan.lost_parity` order.
+    pub parity: Vec<Vec<u8>>,
 }
 
 #[cfg(test)]
