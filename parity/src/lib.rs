@@ -15,7 +15,9 @@
 //! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
 //! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
 //! - [`files`]: safe paths under a root, logical files, atomic writes;
-//! - [`offline`]: single-process encode, verify, rebuild and inspect.
+//! - [`offline`]: single-process encode, verify, rebuild and inspect;
+//! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
+//!   transport here; the MPI one belongs in the preload).
 
 pub mod files;
 pub mod format;
@@ -24,6 +26,7 @@ pub mod inmem;
 pub mod matrix;
 pub mod offline;
 pub mod partner;
+pub mod ring;
 pub mod scheme;
 pub mod sets;
 pub mod stripe;
