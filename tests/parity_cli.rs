@@ -324,3 +324,27 @@ fn symlink_escape_is_refused() {
     assert!(text(&o).contains("symlink escape"), "{}", text(&o));
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
+
+#[test]
+fn without_offline_the_commands_say_what_is_available() {
+    let t = tmp("noopt");
+    let o = redio(&["parity", "verify", t.0.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("only --offline"), "{}", text(&o));
+}
+
+#[test]
+fn wrong_directory_count_is_a_clear_error() {
+    let t = tmp("count");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(&["parity", "encode", "--offline"], &dirs))
+        .status
+        .success());
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs[..2]));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("one per logical rank (3)"),
+        "{}",
+        text(&o)
+    );
+}

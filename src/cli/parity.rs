@@ -4,7 +4,8 @@
 //! Exit codes of `verify`: 0 healthy, 1 damaged but repairable, 2
 //! unrecoverable, 3 error (bad arguments, I/O, a refused header path).
 //! `rebuild`: 0 healthy or repaired, 2 unrecoverable (nothing written), 3
-//! error.
+//! error. A command line the parser rejects (a missing DIR, an unknown
+//! option) exits 2 as with every redio command, before anything is read.
 
 use clap::{Args, Subcommand};
 use redio_parity::format::Header;
@@ -42,8 +43,8 @@ pub enum ParityCommand {
 #[derive(Args)]
 pub struct Offline {
     /// Work in this process on files gathered in one place (the only mode
-    /// offered by this command so far).
-    #[arg(long, required = true)]
+    /// offered by this command so far; the MPI job mode is planned).
+    #[arg(long)]
     offline: bool,
     /// Redundancy file name prefix.
     #[arg(long, default_value = "redio-parity")]
@@ -74,6 +75,17 @@ pub struct EncodeArgs {
 
 /// Runs a `redio parity` subcommand.
 pub fn run(cmd: ParityCommand) -> ExitCode {
+    let place = match &cmd {
+        ParityCommand::Verify(o) | ParityCommand::Rebuild(o) => Some(o),
+        ParityCommand::Encode(e) => Some(&e.place),
+        ParityCommand::Inspect { .. } => None,
+    };
+    if place.is_some_and(|o| !o.offline) {
+        return fail(
+            "",
+            "only --offline is available so far (one process over files gathered in one place)",
+        );
+    }
     match cmd {
         ParityCommand::Inspect { file, json } => inspect(&file, json),
         ParityCommand::Verify(o) => verify(&o),
@@ -83,7 +95,8 @@ pub fn run(cmd: ParityCommand) -> ExitCode {
 }
 
 fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
-    eprintln!("redio parity {what}: {e}");
+    let sep = if what.is_empty() { "" } else { " " };
+    eprintln!("redio parity{sep}{what}: {e}");
     ExitCode::from(EXIT_ERROR)
 }
 
