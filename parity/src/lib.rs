@@ -16,6 +16,7 @@
 //! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
 //! - [`files`]: safe paths under a root, logical files, atomic writes;
 //! - [`offline`]: single-process encode, verify, rebuild and inspect;
+//! - [`progress`]: periodic progress lines with bytes and MB/s;
 //! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
 //!   transport here; the MPI one belongs in the preload).
 
@@ -26,6 +27,7 @@ pub mod inmem;
 pub mod matrix;
 pub mod offline;
 pub mod partner;
+pub mod progress;
 pub mod ring;
 pub mod scheme;
 pub mod sets;

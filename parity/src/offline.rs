@@ -15,6 +15,7 @@ use crate::files::{self, AtomicFile, LogicalReader, UnsafePath};
 use crate::format::{self, ChunkMeta, FormatError, Header, MemberMeta, TRAILER_LEN, TRAILER_MAGIC};
 use crate::gf::kernel::{best, Kernel};
 use crate::partner;
+use crate::progress::Progress;
 use crate::scheme::Scheme;
 use crate::sets::{build_sets, SetError};
 use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
@@ -71,6 +72,8 @@ pub struct Options {
     pub prefix: String,
     /// Piece size in bytes.
     pub piece: usize,
+    /// Print a progress line on stderr at this interval (None: silent).
+    pub progress: Option<std::time::Duration>,
 }
 
 impl Default for Options {
@@ -78,6 +81,7 @@ impl Default for Options {
         Options {
             prefix: "redio-parity".into(),
             piece: DEFAULT_PIECE,
+            progress: None,
         }
     }
 }
@@ -249,6 +253,16 @@ fn write_payloads(
         .map(|h| vec![crc32fast::Hasher::new(); h.payload.len()])
         .collect();
     let piece = opts.piece.max(1);
+    let total = headers.iter().map(Header::payload_len).sum();
+    let mut progress = Progress::new(
+        format!(
+            "set {}: writing {} redundancy file(s)",
+            template.set_id,
+            which.len()
+        ),
+        total,
+        opts.progress,
+    );
     match template.scheme {
         Scheme::Xor | Scheme::Rs { .. } => {
             let code =
@@ -279,6 +293,7 @@ fn write_payloads(
                         }
                         outs[i].write_at(&acc, hlen[i] + j as u64 * chunk + off)?;
                         hashers[i][j].update(&acc);
+                        progress.add(len as u64);
                     }
                 }
                 off += len as u64;
@@ -299,6 +314,7 @@ fn write_payloads(
                         readers[x].read_at(off, &mut buf[..len])?;
                         outs[i].write_at(&buf[..len], at)?;
                         hashers[i][slot].update(&buf[..len]);
+                        progress.add(len as u64);
                         off += len as u64;
                         at += len as u64;
                     }
@@ -865,6 +881,12 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
             let mut data: Vec<Vec<u8>> = vec![Vec::new(); p];
             let mut par: Vec<Vec<u8>> = vec![Vec::new(); code.parity_count()];
             let mut bufs = PieceBuffers::default();
+            let rows = plans.iter().filter(|pl| !pl.lost_data.is_empty()).count() as u64;
+            let mut progress = Progress::new(
+                format!("set {}: rebuilding data", s.set_id),
+                rows * chunk,
+                opts.progress,
+            );
             let mut off = 0u64;
             while off < chunk {
                 let len = piece.min((chunk - off) as usize);
@@ -901,6 +923,7 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
                         let d = code.data_chunk(m, r).unwrap_or(0) as u64;
                         write_logical(h, m, &data_out[m], d * chunk + off, &bytes[..len])?;
                     }
+                    progress.add(len as u64);
                 }
                 off += len as u64;
             }

@@ -100,9 +100,13 @@ fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_ERROR)
 }
 
+/// Progress lines every 2 s on stderr (batch jobs have no terminal).
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn options(o: &Offline) -> Options {
     Options {
         prefix: o.prefix.clone(),
+        progress: Some(PROGRESS_EVERY),
         ..Options::default()
     }
 }
@@ -269,6 +273,7 @@ fn encode(e: &EncodeArgs) -> ExitCode {
     let opts = Options {
         prefix: e.place.prefix.clone(),
         piece: e.piece,
+        progress: Some(PROGRESS_EVERY),
     };
     match offline::encode_job(scheme, e.set_size, &ranks, &opts) {
         Ok(sets) => {
