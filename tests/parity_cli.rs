@@ -348,3 +348,18 @@ fn wrong_directory_count_is_a_clear_error() {
         text(&o)
     );
 }
+
+#[test]
+fn a_directory_in_place_of_a_file_is_refused_before_writing() {
+    let t = tmp("dirclash");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(&["parity", "encode", "--offline"], &dirs))
+        .status
+        .success());
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    std::fs::create_dir_all(dirs[0].join("out/rank0.dat")).unwrap();
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    assert!(!dirs[0].join("empty.log").exists(), "nothing written");
+}

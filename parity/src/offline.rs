@@ -840,6 +840,14 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
         for (i, f) in h.members[m].files.iter().enumerate() {
             if s.damaged_files[m].contains(&i) {
                 let full = files::resolve_in_root(&s.roots[m], &f.path)?;
+                // A directory in the way would make a rename fail after
+                // other files were committed: refuse before writing.
+                if full.is_dir() {
+                    return Err(Error::Usage(format!(
+                        "{} is a directory where the header records a file; move it away first",
+                        full.display()
+                    )));
+                }
                 if let Some(dir) = full.parent() {
                     files::create_dirs_in_root(&s.roots[m], dir)?;
                 }
