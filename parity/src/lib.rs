@@ -20,6 +20,8 @@
 //! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
 //!   transport here; the MPI one belongs in the preload).
 
+#![warn(missing_docs)]
+
 pub mod files;
 pub mod format;
 pub mod gf;
