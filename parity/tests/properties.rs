@@ -154,3 +154,75 @@ proptest! {
         }
     }
 }
+
+mod format_props {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use redio_parity::format::{ChunkMeta, FileMeta, Header, MemberMeta};
+    use redio_parity::scheme::Scheme;
+
+    fn member() -> impl Strategy<Value = MemberMeta> {
+        (
+            any::<u32>(),
+            "[a-z0-9._-]{0,12}",
+            ".{0,8}",
+            vec(
+                (
+                    "[a-zA-Z0-9_/. é-]{1,30}",
+                    0u64..1 << 40,
+                    any::<u32>(),
+                    any::<i64>(),
+                    0u32..1_000_000_000,
+                    any::<u32>(),
+                ),
+                0..4,
+            ),
+        )
+            .prop_map(|(world, group, host, files)| MemberMeta {
+                world_rank: world,
+                logical_rank: 0,
+                failure_group: group,
+                host,
+                files: files
+                    .into_iter()
+                    .map(
+                        |(path, size, mode, mtime_sec, mtime_nsec, crc32)| FileMeta {
+                            path,
+                            size,
+                            mode,
+                            mtime_sec,
+                            mtime_nsec,
+                            crc32,
+                        },
+                    )
+                    .collect(),
+            })
+    }
+
+    proptest! {
+        /// Any valid header survives encode and decode unchanged.
+        #[test]
+        fn headers_round_trip(mut members in vec(member(), 2..7), k in 1u8..3, crcs in vec(any::<u32>(), 2)) {
+            let p = members.len();
+            prop_assume!((k as usize) < p);
+            for (i, m) in members.iter_mut().enumerate() {
+                m.logical_rank = i as u32;
+            }
+            let scheme = if k == 1 { Scheme::Xor } else { Scheme::Rs { k } };
+            let max = members.iter().map(MemberMeta::logical_len).max().unwrap_or(0);
+            let chunk = max.div_ceil((p - k as usize) as u64);
+            let h = Header {
+                scheme,
+                set_id: 1,
+                set_count: 2,
+                logical_ranks: p as u32,
+                member: (p - 1) as u16,
+                chunk_size: chunk,
+                members,
+                payload: (0..k as usize).map(|j| ChunkMeta { len: chunk, crc32: crcs[j] }).collect(),
+            };
+            let bytes = h.encode();
+            prop_assert_eq!(Header::decode(&bytes).unwrap(), h);
+        }
+    }
+}
