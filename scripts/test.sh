@@ -9,7 +9,7 @@ scripts/build.sh
 
 echo "== format and lints"
 cargo fmt --all -- --check
-cargo clippy --locked --all-targets -p redio -p redio-protocols -- -D warnings
+cargo clippy --locked --all-targets -p redio -p redio-protocols -p redio-parity -- -D warnings
 for mpi in mpich openmpi; do
   REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo clippy --locked --release -p redio-preload -- -D warnings
 done
@@ -17,4 +17,4 @@ done
 echo "== tests"
 # Test binaries run one after the other; inside one, MPI jobs are serialised
 # by the harness. Every mpiexec runs under timeout(1).
-cargo test --locked -p redio -p redio-protocols
+cargo test --locked -p redio -p redio-protocols -p redio-parity

@@ -40,6 +40,9 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Redundancy data across ranks: inspect, verify, rebuild, encode.
+    #[command(subcommand)]
+    Parity(cli::parity::ParityCommand),
 }
 
 #[derive(Subcommand)]
@@ -66,5 +69,6 @@ fn main() -> ExitCode {
         Command::Info { paths } => cli::info::info(&paths),
         Command::Join { paths } => cli::join::run(&paths),
         Command::Bench(args) => cli::bench::bench(args),
+        Command::Parity(cmd) => cli::parity::run(cmd),
     }
 }

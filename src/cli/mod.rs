@@ -6,4 +6,5 @@ pub mod exec;
 pub mod info;
 pub mod join;
 pub mod mpi;
+pub mod parity;
 pub mod run;

@@ -1,0 +1,330 @@
+//! File-system helpers: safe paths under a root, stat and CRC of files,
+//! logical files (a member's files concatenated, zero-padded), and atomic
+//! writes (temporary file, fsync, rename, fsync of the directory).
+
+use crate::format::FileMeta;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// A path from a header that must not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unsafe path `{path}` in a redundancy header: {why}")]
+pub struct UnsafePath {
+    /// The path as recorded.
+    pub path: String,
+    /// Why it is refused.
+    pub why: String,
+}
+
+/// Checks that a recorded path is relative, non-empty and has no `..`,
+/// `.` or root components. This is the security check done before any file
+/// named in a header is read or written.
+pub fn check_relative(path: &str) -> Result<PathBuf, UnsafePath> {
+    let refuse = |why: &str| {
+        Err(UnsafePath {
+            path: path.to_string(),
+            why: why.to_string(),
+        })
+    };
+    if path.is_empty() {
+        return refuse("it is empty");
+    }
+    if path.contains('\0') {
+        return refuse("it contains a NUL byte");
+    }
+    let p = Path::new(path);
+    if p.is_absolute() {
+        return refuse("it is absolute");
+    }
+    // Checked on the text: `Path::components` silently drops `.` and `//`.
+    for c in path.split('/') {
+        match c {
+            ".." => return refuse("it contains `..`"),
+            "." => return refuse("it contains `.`"),
+            "" => return refuse("it has an empty component (`//` or a trailing `/`)"),
+            _ => {}
+        }
+    }
+    if p.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return refuse("it contains a root or prefix component");
+    }
+    Ok(p.to_path_buf())
+}
+
+/// Resolves a recorded path under `root`, refusing it if it is unsafe or if
+/// an existing part of it is a symlink that leads outside the root, or if
+/// the file itself is a symlink.
+pub fn resolve_in_root(root: &Path, path: &str) -> Result<PathBuf, UnsafePath> {
+    let rel = check_relative(path)?;
+    let full = root.join(&rel);
+    let refuse = |why: String| UnsafePath {
+        path: path.to_string(),
+        why,
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(&full) {
+        if meta.file_type().is_symlink() {
+            return Err(refuse("the file is a symlink".into()));
+        }
+    }
+    // The deepest existing ancestor must resolve inside the root.
+    if let Ok(real_root) = root.canonicalize() {
+        let mut existing = full.parent();
+        while let Some(dir) = existing {
+            if dir.exists() {
+                let real = dir
+                    .canonicalize()
+                    .map_err(|e| refuse(format!("cannot resolve {}: {e}", dir.display())))?;
+                if !real.starts_with(&real_root) {
+                    return Err(refuse(format!(
+                        "{} resolves to {} outside the root {} (symlink escape)",
+                        dir.display(),
+                        real.display(),
+                        real_root.display()
+                    )));
+                }
+                break;
+            }
+            existing = dir.parent();
+        }
+    }
+    Ok(full)
+}
+
+/// CRC32 and length of a whole file, read in 1 MiB pieces.
+pub fn crc_file(path: &Path) -> io::Result<(u64, u32)> {
+    let mut f = File::open(path)?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut n = 0u64;
+    loop {
+        let got = f.read(&mut buf)?;
+        if got == 0 {
+            return Ok((n, h.finalize()));
+        }
+        h.update(&buf[..got]);
+        n += got as u64;
+    }
+}
+
+/// The metadata the header records for the file at `full`, named `rel`.
+pub fn file_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
+    let meta = std::fs::metadata(full)?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", full.display()),
+        ));
+    }
+    let (size, crc32) = crc_file(full)?;
+    Ok(FileMeta {
+        path: rel.to_string(),
+        size,
+        mode: meta.mode(),
+        mtime_sec: meta.mtime(),
+        mtime_nsec: meta.mtime_nsec() as u32,
+        crc32,
+    })
+}
+
+/// A member's files read as one logical file, zero-padded past its end.
+pub struct LogicalReader {
+    files: Vec<(File, u64)>,
+}
+
+impl LogicalReader {
+    /// Opens `paths` with their recorded sizes.
+    pub fn open(paths: &[(PathBuf, u64)]) -> io::Result<Self> {
+        let files = paths
+            .iter()
+            .map(|(p, n)| {
+                File::open(p)
+                    .map(|f| (f, *n))
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(LogicalReader { files })
+    }
+
+    /// Fills `buf` with the logical bytes at `offset` (zeros past the end).
+    pub fn read_at(&self, mut offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let mut out = 0usize;
+        for (f, size) in &self.files {
+            if out == buf.len() {
+                break;
+            }
+            if offset >= *size {
+                offset -= size;
+                continue;
+            }
+            let n = ((size - offset) as usize).min(buf.len() - out);
+            f.read_exact_at(&mut buf[out..out + n], offset)?;
+            out += n;
+            offset = 0;
+        }
+        buf[out..].fill(0);
+        Ok(())
+    }
+}
+
+/// A file written under a temporary name and renamed into place only by
+/// [`AtomicFile::commit`]; dropped uncommitted, it is removed.
+pub struct AtomicFile {
+    file: File,
+    tmp: PathBuf,
+    dest: PathBuf,
+    done: bool,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file beside `dest` (its directory must exist).
+    pub fn create(dest: &Path) -> io::Result<Self> {
+        let name = dest
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+        let tmp = dest.with_file_name(format!(
+            ".{}.redio-tmp.{}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = OpenOptions::new()
+            .write(true)
+            .read(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))?;
+        Ok(AtomicFile {
+            file,
+            tmp,
+            dest: dest.to_path_buf(),
+            done: false,
+        })
+    }
+
+    /// Writes `data` at `offset`.
+    pub fn write_at(&self, data: &[u8], offset: u64) -> io::Result<()> {
+        self.file.write_all_at(data, offset)
+    }
+
+    /// Appends at the current end (for sequential writers).
+    pub fn append(&mut self, data: &[u8]) -> io::Result<()> {
+        self.file.write_all(data)
+    }
+
+    /// Sets the length (so a file whose tail is zeros has its full size).
+    pub fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+
+    /// The temporary path (to read back what was written).
+    pub fn tmp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// The final path.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Sets permission bits and modification time (before the rename, so
+    /// the file appears complete with its metadata).
+    pub fn set_meta(&self, mode: u32, mtime_sec: i64, mtime_nsec: u32) -> io::Result<()> {
+        self.file
+            .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+        let t = if mtime_sec >= 0 {
+            UNIX_EPOCH + Duration::new(mtime_sec as u64, mtime_nsec)
+        } else {
+            UNIX_EPOCH - Duration::from_secs(mtime_sec.unsigned_abs())
+                + Duration::from_nanos(mtime_nsec as u64)
+        };
+        self.file.set_modified(t)
+    }
+
+    /// fsyncs the data; call on every file before committing any of them.
+    pub fn sync(&self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+
+    /// Renames into place and fsyncs the directory.
+    pub fn commit(mut self) -> io::Result<()> {
+        std::fs::rename(&self.tmp, &self.dest).map_err(|e| {
+            io::Error::new(e.kind(), format!("rename to {}: {e}", self.dest.display()))
+        })?;
+        self.done = true;
+        if let Some(dir) = self.dest.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Creates the missing directories of `dir` below `root`, one at a time,
+/// refusing to go through a symlink.
+pub fn create_dirs_in_root(root: &Path, dir: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(root)?;
+    let rel = dir.strip_prefix(root).unwrap_or(Path::new(""));
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        cur.push(c);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is a symlink; refusing to create files through it",
+                        cur.display()
+                    ),
+                ))
+            }
+            Ok(_) => {}
+            Err(_) => std::fs::create_dir(&cur)?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_paths_are_refused() {
+        for p in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "./a",
+            "a/./b",
+            "a//b",
+            "a/",
+        ] {
+            assert!(check_relative(p).is_err(), "{p:?} accepted");
+        }
+        assert!(check_relative("a/b.dat").is_ok());
+    }
+
+    #[test]
+    fn symlink_escape_is_refused() {
+        let dir = std::env::temp_dir().join(format!("redio-parity-sym-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        std::os::unix::fs::symlink("/tmp", dir.join("root/out")).unwrap();
+        let e = resolve_in_root(&dir.join("root"), "out/x.dat").unwrap_err();
+        assert!(e.why.contains("outside the root"), "{e}");
+        std::fs::write(dir.join("root/ok.dat"), b"x").unwrap();
+        assert!(resolve_in_root(&dir.join("root"), "ok.dat").is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

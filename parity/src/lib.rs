@@ -1,0 +1,36 @@
+//! redio-parity: lazy redundancy across ranks, without MPI.
+//!
+//! After the replicas of a job have closed their node-local output, redio
+//! computes redundancy data across the ranks of one replica world, so that
+//! the files of lost nodes can be rebuilt (Gropp, Ross & Miller 2004; the
+//! SINGLE, PARTNER, XOR and RS schemes of LLNL's redset). This crate holds
+//! everything that does not need MPI:
+//!
+//! - [`gf`]: GF(2^8) arithmetic and the bulk kernels (scalar, AVX2, GFNI);
+//! - [`matrix`]: the Cauchy matrix and inversion over GF(2^8);
+//! - [`scheme`]: SINGLE, PARTNER, XOR, RS and what each tolerates;
+//! - [`stripe`]: the XOR / RS codes with the rotating row layout;
+//! - [`partner`]: where PARTNER puts its copies;
+//! - [`sets`]: redundancy sets with one member per failure group;
+//! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
+//! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
+//! - [`files`]: safe paths under a root, logical files, atomic writes;
+//! - [`offline`]: single-process encode, verify, rebuild and inspect;
+//! - [`progress`]: periodic progress lines with bytes and MB/s;
+//! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
+//!   transport here; the MPI one belongs in the preload).
+
+#![warn(missing_docs)]
+
+pub mod files;
+pub mod format;
+pub mod gf;
+pub mod inmem;
+pub mod matrix;
+pub mod offline;
+pub mod partner;
+pub mod progress;
+pub mod ring;
+pub mod scheme;
+pub mod sets;
+pub mod stripe;

@@ -1,0 +1,365 @@
+//! `redio parity … --offline` end to end: the real binary on real files in
+//! temporary directories.
+
+use redio_parity::format::{Header, TRAILER_MAGIC};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Tmp(PathBuf);
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmp(tag: &str) -> Tmp {
+    let d = std::env::temp_dir().join(format!("redio-parity-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    Tmp(d)
+}
+
+fn redio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_redio"))
+        .args(args)
+        .output()
+        .expect("run redio")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `n` rank directories with files of unequal sizes (one empty), modes and
+/// mtimes with nanoseconds.
+fn make_job(base: &Path, n: usize) -> Vec<PathBuf> {
+    (0..n)
+        .map(|r| {
+            let dir = base.join(format!("node{r}"));
+            std::fs::create_dir_all(dir.join("out")).unwrap();
+            let a = dir.join(format!("out/rank{r}.dat"));
+            let data: Vec<u8> = (0..(5000 + 777 * r))
+                .map(|i| (i * 7 + r * 13) as u8)
+                .collect();
+            std::fs::write(&a, data).unwrap();
+            std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600 + r as u32))
+                .unwrap();
+            let t = std::time::UNIX_EPOCH
+                + std::time::Duration::new(1_600_000_000 + r as u64, 123_456_789);
+            std::fs::File::options()
+                .write(true)
+                .open(&a)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+            std::fs::write(dir.join("empty.log"), b"").unwrap();
+            dir
+        })
+        .collect()
+}
+
+fn args<'a>(head: &[&'a str], dirs: &'a [PathBuf]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = head.to_vec();
+    v.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    v
+}
+
+fn snapshot(dirs: &[PathBuf]) -> Vec<(String, Vec<u8>, u32, i64, i64)> {
+    let mut out = Vec::new();
+    for d in dirs {
+        for rel in ["out", ""] {
+            for e in std::fs::read_dir(d.join(rel)).into_iter().flatten() {
+                let p = e.unwrap().path();
+                let m = std::fs::symlink_metadata(&p).unwrap();
+                if m.is_file() && p.extension().is_none_or(|x| x != "rdp") {
+                    out.push((
+                        p.display().to_string(),
+                        std::fs::read(&p).unwrap(),
+                        m.mode(),
+                        m.mtime(),
+                        m.mtime_nsec(),
+                    ));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rdp(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "rdp"))
+        .expect("a redundancy file")
+}
+
+#[test]
+fn rs2_rebuilds_two_lost_nodes_and_refuses_three_writing_nothing() {
+    let t = tmp("rs");
+    let dirs = make_job(&t.0, 4);
+    let o = redio(&args(
+        &[
+            "parity",
+            "encode",
+            "--offline",
+            "--scheme",
+            "rs:2",
+            "--set-size",
+            "4",
+            "--piece",
+            "1000",
+        ],
+        &dirs,
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let before = snapshot(&dirs);
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    std::fs::remove_dir_all(&dirs[1]).unwrap();
+    std::fs::remove_dir_all(&dirs[2]).unwrap();
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        snapshot(&dirs),
+        before,
+        "contents, modes and mtimes restored"
+    );
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    for d in &dirs[..3] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("nothing written"), "{}", text(&o));
+    for d in &dirs[..3] {
+        assert!(!d.exists(), "{} was written", d.display());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&dirs[3])
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        leftovers
+            .iter()
+            .all(|n| !n.to_string_lossy().contains("redio-tmp")),
+        "{leftovers:?}"
+    );
+}
+
+#[test]
+fn flipped_data_byte_is_reported_and_repaired() {
+    let t = tmp("flip");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(
+        &["parity", "encode", "--offline", "--scheme", "xor"],
+        &dirs
+    ))
+    .status
+    .success());
+    let before = snapshot(&dirs);
+    let victim = dirs[1].join("out/rank1.dat");
+    let mtime = std::fs::metadata(&victim).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&victim).unwrap();
+    bytes[4321] ^= 0x01;
+    std::fs::write(&victim, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&victim)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("rank1.dat: CRC32"), "{}", text(&o));
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(snapshot(&dirs), before);
+}
+
+#[test]
+fn flipped_parity_byte_and_truncated_header_are_detected_with_clear_messages() {
+    let t = tmp("hdr");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(
+        &["parity", "encode", "--offline", "--scheme", "xor"],
+        &dirs
+    ))
+    .status
+    .success());
+    // A parity byte: the payload sits after header copy A.
+    let r0 = rdp(&dirs[0]);
+    let original = std::fs::read(&r0).unwrap();
+    let hlen = Header::length_from_prefix(&original[..16]).unwrap() as usize;
+    let mut b = original.clone();
+    b[hlen + 10] ^= 0x80;
+    std::fs::write(&r0, &b).unwrap();
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("payload chunk 0: CRC32"), "{}", text(&o));
+    assert!(redio(&args(&["parity", "rebuild", "--offline"], &dirs))
+        .status
+        .success());
+    assert_eq!(
+        std::fs::read(&r0).unwrap(),
+        original,
+        "parity rewritten identically"
+    );
+
+    // A byte of header copy A: inspect falls back to copy B and says so.
+    let mut b = original.clone();
+    b[hlen / 2] ^= 0x04;
+    std::fs::write(&r0, &b).unwrap();
+    let o = redio(&["parity", "inspect", r0.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("copy A is damaged"), "{}", text(&o));
+
+    // A truncated header.
+    std::fs::write(&r0, &original[..hlen / 2]).unwrap();
+    let o = redio(&["parity", "inspect", r0.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(text(&o).contains("truncated"), "{}", text(&o));
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("redundancy file damaged"), "{}", text(&o));
+    assert!(redio(&args(&["parity", "rebuild", "--offline"], &dirs))
+        .status
+        .success());
+    assert_eq!(std::fs::read(&r0).unwrap(), original);
+}
+
+#[test]
+fn inspect_json_shows_the_header() {
+    let t = tmp("json");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(
+        &["parity", "encode", "--offline", "--scheme", "partner:1"],
+        &dirs
+    ))
+    .status
+    .success());
+    let o = redio(&[
+        "parity",
+        "inspect",
+        "--json",
+        rdp(&dirs[2]).to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["scheme"], "partner");
+    assert_eq!(v["members"].as_array().unwrap().len(), 3);
+    assert_eq!(v["members"][1]["files"][1]["path"], "out/rank1.dat");
+}
+
+/// Rewrites every redundancy file of the job with a header whose first
+/// file path is `path` (CRCs valid, so only the path check can refuse it).
+fn poison(dirs: &[PathBuf], path: &str) {
+    for d in dirs {
+        let f = rdp(d);
+        let bytes = std::fs::read(&f).unwrap();
+        let hlen = Header::length_from_prefix(&bytes[..16]).unwrap() as usize;
+        let mut h = Header::decode(&bytes[..hlen]).unwrap();
+        let payload = bytes[hlen..hlen + h.payload_len() as usize].to_vec();
+        h.members[0].files[0].path = path.to_string();
+        let hb = h.encode();
+        let mut out = hb.clone();
+        out.extend_from_slice(&payload);
+        out.extend_from_slice(&hb);
+        out.extend_from_slice(&(hb.len() as u64).to_le_bytes());
+        out.extend_from_slice(TRAILER_MAGIC);
+        std::fs::write(&f, out).unwrap();
+    }
+}
+
+#[test]
+fn path_traversal_in_a_header_is_refused() {
+    let t = tmp("trav");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(
+        &["parity", "encode", "--offline", "--scheme", "xor"],
+        &dirs
+    ))
+    .status
+    .success());
+    std::fs::remove_dir_all(dirs[0].join("out")).unwrap();
+    for bad in ["../../escaped.dat", "/tmp/escaped.dat"] {
+        poison(&dirs, bad);
+        for cmd in ["verify", "rebuild"] {
+            let o = redio(&args(&["parity", cmd, "--offline"], &dirs));
+            assert_eq!(o.status.code(), Some(3), "{cmd} {bad}: {}", text(&o));
+            assert!(text(&o).contains("unsafe path"), "{}", text(&o));
+        }
+    }
+    assert!(!t.0.join("escaped.dat").exists());
+    assert!(!t.0.parent().unwrap().join("escaped.dat").exists());
+}
+
+#[test]
+fn symlink_escape_is_refused() {
+    let t = tmp("sym");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(
+        &["parity", "encode", "--offline", "--scheme", "xor"],
+        &dirs
+    ))
+    .status
+    .success());
+    let outside = t.0.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(dirs[0].join("out")).unwrap();
+    std::os::unix::fs::symlink(&outside, dirs[0].join("out")).unwrap();
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("symlink escape"), "{}", text(&o));
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
+
+#[test]
+fn without_offline_the_commands_say_what_is_available() {
+    let t = tmp("noopt");
+    let o = redio(&["parity", "verify", t.0.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("only --offline"), "{}", text(&o));
+}
+
+#[test]
+fn wrong_directory_count_is_a_clear_error() {
+    let t = tmp("count");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(&["parity", "encode", "--offline"], &dirs))
+        .status
+        .success());
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs[..2]));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("one per logical rank (3)"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_directory_in_place_of_a_file_is_refused_before_writing() {
+    let t = tmp("dirclash");
+    let dirs = make_job(&t.0, 3);
+    assert!(redio(&args(&["parity", "encode", "--offline"], &dirs))
+        .status
+        .success());
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    std::fs::create_dir_all(dirs[0].join("out/rank0.dat")).unwrap();
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    assert!(!dirs[0].join("empty.log").exists(), "nothing written");
+}
