@@ -46,19 +46,46 @@ pub(crate) fn send<L: ReplicaLink + ?Sized>(
     Ok(())
 }
 
-/// [`send`] to one replica `to`, running `meanwhile` while the data travel
-/// (see [`ReplicaLink::send_overlapping`]): the master of a chain reads its
-/// next chunk while the current one is on its way.
+/// Sends a chunk's bytes to each replica in `to` (skipping this one),
+/// running `meanwhile` while they travel to the first (see
+/// [`ReplicaLink::send_overlapping`]): the master computes their CRC and
+/// reads its next chunk meanwhile. `meanwhile` runs exactly once, also
+/// when there is nobody to send to. The trailers follow with
+/// [`send_trailers`].
 pub(crate) fn send_overlapping<L: ReplicaLink + ?Sized>(
     link: &mut L,
-    to: usize,
+    to: &[usize],
     tag: u32,
-    chunk: (Result<usize, Errno>, &[u8], u32),
+    data: &[u8],
     meanwhile: &mut dyn FnMut(),
 ) -> Result<(), LinkError> {
-    let (result, data, crc) = chunk;
-    link.send_overlapping(to, tag, data, meanwhile)?;
-    link.send(to, tag, &wire::encode_trailer(result, crc))
+    let me = link.me();
+    let mut peers = to.iter().copied().filter(|&peer| peer != me);
+    match peers.next() {
+        Some(first) => link.send_overlapping(first, tag, data, meanwhile)?,
+        None => meanwhile(),
+    }
+    for peer in peers {
+        link.send(peer, tag, data)?;
+    }
+    Ok(())
+}
+
+/// Sends the trailer of a chunk sent with [`send_overlapping`]: its
+/// `result` and `crc`, to each replica in `to` (skipping this one).
+pub(crate) fn send_trailers<L: ReplicaLink + ?Sized>(
+    link: &mut L,
+    to: &[usize],
+    tag: u32,
+    result: Result<usize, Errno>,
+    crc: u32,
+) -> Result<(), LinkError> {
+    let trailer = wire::encode_trailer(result, crc);
+    let me = link.me();
+    for &peer in to.iter().filter(|&&peer| peer != me) {
+        link.send(peer, tag, &trailer)?;
+    }
+    Ok(())
 }
 
 /// Receives a chunk from `from` into `piece` (the chunk's full size) and

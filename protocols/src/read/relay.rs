@@ -132,24 +132,20 @@ where
         let full = piece.len();
         let result = current;
         let bytes = &piece[..result.unwrap_or(0)];
-        let piece_crc = transfer::crc_of(bytes, checksums);
         let more = result == Ok(full) && i + 1 < starts.len();
+        // While the bytes travel to the first receiver, this replica
+        // computes their CRC and reads the next chunk.
+        let mut piece_crc = 0;
         let mut next = None;
-        match (to, more) {
-            (&[peer], true) => {
-                let next_piece = &mut *ahead[0];
+        let mut meanwhile = || {
+            piece_crc = transfer::crc_of(bytes, checksums);
+            if more {
                 let start = starts[i + 1];
-                let mut read_next = || next = Some(read(io, &mut *next_piece, start));
-                let chunk = (result, bytes, piece_crc);
-                transfer::send_overlapping(link, peer, data_tag, chunk, &mut read_next)?;
+                next = Some(read(io, &mut *ahead[0], start));
             }
-            _ => {
-                transfer::send(link, to, data_tag, result, bytes, piece_crc)?;
-                if more {
-                    next = Some(read(io, &mut *ahead[0], starts[i + 1]));
-                }
-            }
-        }
+        };
+        transfer::send_overlapping(link, to, data_tag, bytes, &mut meanwhile)?;
+        transfer::send_trailers(link, to, data_tag, result, piece_crc)?;
         if let (false, Ok(count)) = (tally.ended(), result) {
             crc.add(piece_crc, count);
         }
