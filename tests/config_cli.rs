@@ -53,7 +53,7 @@ fn check_prints_every_problem_and_fails() {
         String::from_utf8_lossy(&out.stderr),
         format!(
             "{file}:3:11: replication.degree: 4 is out of range (allowed: 1 to 3)\n\
-             {file}:5:10: io.write: unknown protocol \"fast\" (expected one of: none, simple, distributed, distributed-separate)\n"
+             {file}:5:10: io.write: unknown protocol \"fast\" (expected one of: none, simple, distributed, distributed-separate, auto)\n"
         )
     );
 }

@@ -848,7 +848,12 @@ fn every_pair_reads_back_what_it_wrote_mpich() {
     let mut pairs = Vec::new();
     for read in READ_PROTOCOLS {
         for write in WRITE_PROTOCOLS {
-            pairs.push((read, write));
+            // none/none passes the file through entirely: the replicas
+            // truncate and write one file each on their own, a race by
+            // design (as in io_rules), so reading back is not defined.
+            if (read, write) != ("none", "none") {
+                pairs.push((read, write));
+            }
         }
     }
     for degree in [2, 3] {
