@@ -117,6 +117,22 @@ pub(crate) fn confirm<L: ReplicaLink + ?Sized>(
     Ok((Err(EIO), Some(mismatch)))
 }
 
+/// [`confirm`] for a read protocol: passes the report on and returns the
+/// agreed byte count or errno.
+pub(crate) fn confirm_read<L: ReplicaLink + ?Sized>(
+    ctx: &mut OpContext<'_>,
+    link: &mut L,
+    mine: &Digest,
+    reference: Option<usize>,
+    buf: &mut [u8],
+) -> Result<usize, OpError> {
+    let (result, mismatch) = confirm(OpKind::Read, ctx, link, mine, reference, buf)?;
+    if let Some(mismatch) = mismatch {
+        (ctx.on_mismatch)(mismatch);
+    }
+    result.map_err(OpError::Io)
+}
+
 /// Resends `source`'s bytes to every replica whose digest differs from
 /// `source`'s, then confirms again; true when every replica now holds the
 /// source's digest. The same on every replica.

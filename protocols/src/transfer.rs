@@ -11,7 +11,9 @@
 //! change: every replica waits for exactly the messages that are sent, even
 //! when it cannot make sense of them.
 
+use crate::chunks::Tally;
 use crate::link::ReplicaLink;
+use crate::vote::{Digest, Outcome};
 use crate::{wire, Errno, LinkError, EIO};
 
 /// What a replica learnt from one received chunk.
@@ -26,9 +28,10 @@ pub(crate) struct Received {
     pub crc: u32,
 }
 
-/// Sends a chunk to each replica in `to` (skipping this one): the `result`
-/// of reading it, `data` (the bytes read, empty for an errno) and `crc`,
-/// their CRC-32 (ignored by receivers when checksums are off).
+/// Sends a chunk to each replica in `to` (skipping this one): `data` (the
+/// bytes read, empty for an errno), then the trailer with the `result` of
+/// reading it and `crc`, their CRC-32 (ignored by receivers when checksums
+/// are off).
 pub(crate) fn send<L: ReplicaLink + ?Sized>(
     link: &mut L,
     to: &[usize],
@@ -37,13 +40,8 @@ pub(crate) fn send<L: ReplicaLink + ?Sized>(
     data: &[u8],
     crc: u32,
 ) -> Result<(), LinkError> {
-    let trailer = wire::encode_trailer(result, crc);
-    let me = link.me();
-    for &peer in to.iter().filter(|&&peer| peer != me) {
-        link.send(peer, tag, data)?;
-        link.send(peer, tag, &trailer)?;
-    }
-    Ok(())
+    send_overlapping(link, to, tag, data, &mut || {})?;
+    send_trailers(link, to, tag, result, crc)
 }
 
 /// Sends a chunk's bytes to each replica in `to` (skipping this one),
@@ -177,6 +175,42 @@ impl CrcSum {
     /// The CRC-32 of everything appended.
     pub fn crc(&self) -> u32 {
         self.crc
+    }
+}
+
+/// Adds up the chunks of one read: their results in chunk order ([`Tally`])
+/// and the CRC of the bytes counted, so that the digest of the whole buffer
+/// needs no second pass over it.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkTally {
+    tally: Tally,
+    crc: CrcSum,
+}
+
+impl ChunkTally {
+    /// Accounts for the next chunk, `full` bytes long, which produced
+    /// `result`; `crc` is the CRC-32 of its bytes. Chunks after the end of
+    /// the operation are ignored.
+    pub fn add(&mut self, result: Result<usize, Errno>, crc: u32, full: usize) {
+        if let (false, Ok(count)) = (self.tally.ended(), result) {
+            self.crc.add(crc, count);
+        }
+        self.tally.add(result, full);
+    }
+
+    /// The digest of the whole read of `requested` bytes at `offset`.
+    pub fn digest(&self, offset: u64, requested: usize) -> Digest {
+        Digest {
+            offset,
+            requested,
+            outcome: match self.tally.result() {
+                Ok(len) => Outcome::Data {
+                    len,
+                    crc: self.crc.crc(),
+                },
+                Err(errno) => Outcome::Error(errno),
+            },
+        }
     }
 }
 

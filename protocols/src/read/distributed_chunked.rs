@@ -38,14 +38,12 @@
 //! replica (about `(r − 1)·n / r` bytes) plus `r − 1` digests. With `m < r`
 //! only the first `m` replicas read.
 
-use crate::chunks::{at, pieces, Tally};
-use crate::consensus::confirm;
+use crate::chunks::{at, pieces};
+use crate::consensus::confirm_read;
 use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
-use crate::report::OpKind;
 use crate::tag::{tag, Step};
-use crate::transfer::{self, CrcSum};
-use crate::vote::{Digest, Outcome};
+use crate::transfer::{self, ChunkTally};
 use crate::{Errno, OpContext, OpError};
 
 /// Runs Distributed Chunked Read on this replica.
@@ -67,8 +65,7 @@ where
     let checksums = ctx.policy.checksums && degree > 1;
     let data_tag = tag(ctx.seq, Step::Data);
     let chunks = pieces(requested, chunk);
-    let mut tally = Tally::default();
-    let mut crc = CrcSum::default();
+    let mut tally = ChunkTally::default();
     for round in chunks.chunks(degree) {
         // Each replica's chunk of this round: its result and CRC.
         let mut got: Vec<(Result<usize, Errno>, u32)> = vec![(Ok(0), 0); round.len()];
@@ -107,31 +104,11 @@ where
                 got[peer] = (received.result, received.crc);
             }
         }
-        for (k, range) in round.iter().enumerate() {
-            let (result, piece_crc) = if tally.ended() { (Ok(0), 0) } else { got[k] };
-            if let (false, Ok(count)) = (tally.ended(), result) {
-                crc.add(piece_crc, count);
-            }
-            tally.add(result, range.len());
+        for ((result, piece_crc), range) in got.into_iter().zip(round) {
+            tally.add(result, piece_crc, range.len());
         }
     }
-    let result = tally.result();
-    let mine = Digest {
-        offset,
-        requested,
-        outcome: match result {
-            Ok(len) => Outcome::Data {
-                len,
-                crc: crc.crc(),
-            },
-            Err(errno) => Outcome::Error(errno),
-        },
-    };
-    let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, None, buf)?;
-    if let Some(mismatch) = mismatch {
-        (ctx.on_mismatch)(mismatch);
-    }
-    result.map_err(OpError::Io)
+    confirm_read(ctx, link, &tally.digest(offset, requested), None, buf)
 }
 
 /// Borrows the two disjoint chunks `mine` (to send) and `theirs` (to

@@ -4,14 +4,12 @@
 //! (a chain, one message per chunk). See those modules for the message
 //! sequences.
 
-use crate::chunks::{at, pieces, Tally};
-use crate::consensus::confirm;
+use crate::chunks::{at, pieces};
+use crate::consensus::confirm_read;
 use crate::io::{checked, FileIo};
 use crate::link::ReplicaLink;
-use crate::report::OpKind;
 use crate::tag::{tag, Step};
-use crate::transfer::{self, CrcSum};
-use crate::vote::{Digest, Outcome};
+use crate::transfer::{self, ChunkTally};
 use crate::{OpContext, OpError};
 
 /// How the data travel from the master.
@@ -49,51 +47,31 @@ where
         Route::Star => (Some(0), Vec::new()),
         Route::Chain => (me.checked_sub(1), (me + 1..degree).take(1).collect()),
     };
-    let (tally, crc) = match from {
+    let tally = match from {
         None => master(link, io, buf, offset, chunk, &to, data_tag, checksums)?,
         Some(source) => {
             let chunks = pieces(requested, chunk);
             let last = chunks.len() - 1;
-            let mut tally = Tally::default();
-            let mut crc = CrcSum::default();
+            let mut tally = ChunkTally::default();
             for (i, range) in chunks.into_iter().enumerate() {
                 let full = range.len();
                 let piece = &mut buf[range];
                 let got = transfer::recv(link, source, &to, data_tag, piece, checksums)?;
-                if let (false, Ok(count)) = (tally.ended(), got.result) {
-                    crc.add(got.crc, count);
-                }
-                tally.add(got.result, full);
+                tally.add(got.result, got.crc, full);
                 if !got.more || i == last {
                     break;
                 }
             }
-            (tally, crc)
+            tally
         }
     };
-    let result = tally.result();
-    let mine = Digest {
-        offset,
-        requested,
-        outcome: match result {
-            Ok(len) => Outcome::Data {
-                len,
-                crc: crc.crc(),
-            },
-            Err(errno) => Outcome::Error(errno),
-        },
-    };
-    let (result, mismatch) = confirm(OpKind::Read, ctx, link, &mine, Some(0), buf)?;
-    if let Some(mismatch) = mismatch {
-        (ctx.on_mismatch)(mismatch);
-    }
-    result.map_err(OpError::Io)
+    confirm_read(ctx, link, &tally.digest(offset, requested), Some(0), buf)
 }
 
 /// The master's side: reads the buffer chunk by chunk and sends each chunk
 /// to `to`. With one receiver (a chain), the read of chunk `i + 1` runs
 /// while chunk `i` is on its way. Stops after the first short or failed
-/// chunk. Returns the tally and the CRC of the bytes read.
+/// chunk. Returns the tally of the chunks read.
 #[allow(clippy::too_many_arguments)]
 fn master<L, F>(
     link: &mut L,
@@ -104,7 +82,7 @@ fn master<L, F>(
     to: &[usize],
     data_tag: u32,
     checksums: bool,
-) -> Result<(Tally, CrcSum), OpError>
+) -> Result<ChunkTally, OpError>
 where
     L: ReplicaLink + ?Sized,
     F: FileIo + ?Sized,
@@ -123,8 +101,7 @@ where
         let full = piece.len();
         checked(io.pread(piece, at(offset, start)), full)
     };
-    let mut tally = Tally::default();
-    let mut crc = CrcSum::default();
+    let mut tally = ChunkTally::default();
     let mut current = read(io, &mut *chunks[0], starts[0]);
     for i in 0..chunks.len() {
         let (done, ahead) = chunks.split_at_mut(i + 1);
@@ -146,14 +123,11 @@ where
         };
         transfer::send_overlapping(link, to, data_tag, bytes, &mut meanwhile)?;
         transfer::send_trailers(link, to, data_tag, result, piece_crc)?;
-        if let (false, Ok(count)) = (tally.ended(), result) {
-            crc.add(piece_crc, count);
-        }
-        tally.add(result, full);
+        tally.add(result, piece_crc, full);
         match next {
             Some(result) if more => current = result,
             _ => break,
         }
     }
-    Ok((tally, crc))
+    Ok(tally)
 }
