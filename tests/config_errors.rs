@@ -57,7 +57,7 @@ const CASES: &[Case] = &[
     case("wrong type: text for a boolean", "version: 1\nvoting:\n  enabled: yes\n", 3, 12, "voting.enabled: expected true or false, found \"yes\""),
     case("wrong type: list for a scalar", "version: 1\nio:\n  read: [simple]\n", 3, 9, "io.read: expected one of: none, simple, extended-simple, read-distribute, chained, chunked-chained, distributed-chunked, auto, found a list"),
     case("list where a mapping is expected", "version: 1\nreplication:\n  - degree: 2\n", 3, 3, "replication: expected a mapping (with keys degree, layout, map_file, source), found a list"),
-    case("scalar where a mapping is expected", "version: 1\nfaults: 5s\n", 2, 9, "faults: expected a mapping (with keys detection_timeout, heartbeat_interval), found \"5s\""),
+    case("scalar where a mapping is expected", "version: 1\nfaults: 5s\n", 2, 9, "faults: expected a mapping (with keys timeout, heartbeat, on_replica_failure), found \"5s\""),
     case("mapping where a list is expected", "version: 1\nshared:\n  paths:\n    scratch: /scratch\n", 4, 5, "shared.paths: expected a list (each item an absolute path), found a mapping"),
     case("scalar where a list of mappings is expected", "version: 1\nremap: /a\n", 2, 8, "remap: expected a list of mappings, found \"/a\""),
     case("bad enum value", "version: 1\nreplication:\n  layout: diagonal\n", 3, 11, "replication.layout: unknown layout \"diagonal\" (expected one of: block, cyclic, map)"),
@@ -76,14 +76,14 @@ const CASES: &[Case] = &[
     case("ambiguous size unit", "version: 1\nio:\n  chunk_size: 4MB\n", 3, 15, "the unit \"MB\" is ambiguous; write MiB"),
     case("zero size", "version: 1\nio:\n  chunk_size: 0\n", 3, 15, "io.chunk_size: \"0\" is too small (the minimum is 1)"),
     case("infinite size", "version: 1\nio:\n  chunk_size: .inf\n", 3, 15, "io.chunk_size: \".inf\" is not a size"),
-    case("duration without unit", "version: 1\nfaults:\n  detection_timeout: 500\n", 3, 22, "faults.detection_timeout: \"500\" has no unit (write e.g. 500ms or 500s)"),
-    case("duration with an unknown unit", "version: 1\nfaults:\n  detection_timeout: 5 sec\n", 3, 22, "unknown unit \"sec\" in \"5 sec\" (allowed: ns, us, ms, s, m, h)"),
-    case("zero duration", "version: 1\nfaults:\n  heartbeat_interval: 0ms\n", 3, 23, "faults.heartbeat_interval: \"0ms\" is too short"),
+    case("duration without unit", "version: 1\nfaults:\n  timeout: 500\n", 3, 12, "faults.timeout: \"500\" has no unit (write e.g. 500ms or 500s)"),
+    case("duration with an unknown unit", "version: 1\nfaults:\n  timeout: 5 sec\n", 3, 12, "unknown unit \"sec\" in \"5 sec\" (allowed: ns, us, ms, s, m, h)"),
+    case("zero duration", "version: 1\nfaults:\n  heartbeat: 0ms\n", 3, 14, "faults.heartbeat: \"0ms\" is too short"),
     case("map layout without map_file", "version: 1\nreplication:\n  degree: 2\n  layout: map\n", 4, 11, "replication.map_file: required when replication.layout is \"map\""),
     case("map_file without map layout", "version: 1\nreplication:\n  map_file: /etc/map.txt\n", 3, 13, "replication.map_file: only used with layout \"map\", but replication.layout is \"block\""),
     case("rs_parity >= set_size", "version: 1\nparity:\n  scheme: rs\n  set_size: 4\n  rs_parity: 4\n", 5, 14, "parity.rs_parity: 4 must be less than parity.set_size (4)"),
     case("rs default parity vs small set", "version: 1\nparity:\n  scheme: rs\n  set_size: 2\n", 4, 13, "parity.rs_parity: 2 must be less than parity.set_size (2)"),
-    case("heartbeat >= detection_timeout", "version: 1\nfaults:\n  detection_timeout: 2s\n  heartbeat_interval: 2000ms\n", 4, 23, "faults.heartbeat_interval: 2s must be shorter than faults.detection_timeout (2s)"),
+    case("heartbeat >= timeout", "version: 1\nfaults:\n  timeout: 2s\n  heartbeat: 2000ms\n", 4, 14, "faults.heartbeat: 2s must be shorter than faults.timeout (2s)"),
     case("undefined variable", "version: 1\nlog:\n  file: /logs/${NO_SUCH_VAR}/r{rank}.log\n", 3, 15, "log.file: environment variable \"NO_SUCH_VAR\" is not set (used as \"${NO_SUCH_VAR}\"; give a default with ${NO_SUCH_VAR:-value})"),
     case("undefined variable in a quoted list item", "version: 1\nshared:\n  paths: [\"/a\", \"${SCRATCH}/x\", \"/b/${HOMEDIR}\"]\n", 3, 37, "shared.paths[2]: environment variable \"HOMEDIR\" is not set"),
     case("unclosed reference", "version: 1\nparity:\n  dir: ${SCRATCH/parity\n", 3, 8, "parity.dir: unclosed \"${\" (write $$ for a literal $)"),
@@ -129,11 +129,11 @@ replication:
 io:
   write: fast
 faults:
-  detection_timeout: soon
+  timeout: soon
 ";
     let diagnostics = check_str(yaml, "three.yaml", &env);
     let positions: Vec<(usize, usize)> = diagnostics.iter().map(|d| (d.line, d.col)).collect();
-    assert_eq!(positions, [(3, 11), (5, 10), (7, 22)], "{diagnostics:#?}");
+    assert_eq!(positions, [(3, 11), (5, 10), (7, 12)], "{diagnostics:#?}");
     assert_eq!(
         diagnostics[0].to_string(),
         "three.yaml:3:11: replication.degree: 4 is out of range (allowed: 1 to 3)"

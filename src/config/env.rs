@@ -45,8 +45,8 @@ mod tests {
         );
         assert_eq!(env_var_name("io", "chunk_size"), "REDIO_IO_CHUNK_SIZE");
         assert_eq!(
-            config_key_of("REDIO_FAULTS_DETECTION_TIMEOUT"),
-            Some(("faults", "detection_timeout".to_string()))
+            config_key_of("REDIO_FAULTS_TIMEOUT"),
+            Some(("faults", "timeout".to_string()))
         );
         assert_eq!(
             config_key_of("REDIO_REPLICATION_DEGRE"),

@@ -9,8 +9,8 @@
 
 use super::raw::{mapping, RawDoc, Val};
 use super::schema::{
-    Checksum, Config, Layout, LogLevel, OnMismatch, ParityScheme, ParityTrigger, ReadProtocol,
-    Source, WriteProtocol,
+    Checksum, Config, Layout, LogLevel, OnMismatch, OnReplicaFailure, ParityScheme, ParityTrigger,
+    ReadProtocol, Source, WriteProtocol,
 };
 use super::value::{Bool, Choice, FilePath, Int, Kind, Opt, Size, Span, Template};
 
@@ -37,7 +37,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("remap", &[]),
     ("io", &["read", "write", "chunk_size", "readers", "rules"]),
     ("voting", &["checksum", "enabled", "on_mismatch"]),
-    ("faults", &["detection_timeout", "heartbeat_interval"]),
+    ("faults", &["timeout", "heartbeat", "on_replica_failure"]),
     (
         "parity",
         &["scheme", "set_size", "rs_parity", "trigger", "dir"],
@@ -139,8 +139,9 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(voting.checksum, Choice::<Checksum>::new()),
         scalar!(voting.enabled, Bool),
         scalar!(voting.on_mismatch, Choice::<OnMismatch>::new()),
-        scalar!(faults.detection_timeout, Span),
-        scalar!(faults.heartbeat_interval, Span),
+        scalar!(faults.timeout, Span),
+        scalar!(faults.heartbeat, Span),
+        scalar!(faults.on_replica_failure, Choice::<OnReplicaFailure>::new()),
         scalar!(parity.scheme, Choice::<ParityScheme>::new()),
         scalar!(parity.set_size, Int::<u32>::at_least(2)),
         scalar!(parity.rs_parity, Int::<u32>::at_least(1)),

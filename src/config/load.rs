@@ -270,8 +270,9 @@ mod tests {
         ("voting", "checksum", "", "crc32", "crc32"),
         ("voting", "enabled", "", "false", "true"),
         ("voting", "on_mismatch", "", "warn", "abort"),
-        ("faults", "detection_timeout", "", "20s", "3s"),
-        ("faults", "heartbeat_interval", "", "2s", "500ms"),
+        ("faults", "timeout", "", "20s", "3s"),
+        ("faults", "heartbeat", "", "2s", "500ms"),
+        ("faults", "on_replica_failure", "", "abort", "continue"),
         ("parity", "scheme", "", "xor", "rs"),
         ("parity", "set_size", "", "4", "16"),
         ("parity", "rs_parity", "", "3", "1"),
@@ -372,13 +373,12 @@ mod tests {
 
     #[test]
     fn combinations_are_checked_after_the_environment() {
-        let yaml = "version: 1\nfaults:\n  detection_timeout: 5s\n";
-        let env =
-            |name: &str| (name == "REDIO_FAULTS_HEARTBEAT_INTERVAL").then(|| "6s".to_string());
+        let yaml = "version: 1\nfaults:\n  timeout: 5s\n";
+        let env = |name: &str| (name == "REDIO_FAULTS_HEARTBEAT").then(|| "6s".to_string());
         let error = Config::from_yaml_str(yaml, "c.yaml", &env).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "REDIO_FAULTS_HEARTBEAT_INTERVAL=6s: faults.heartbeat_interval: 6s must be shorter than faults.detection_timeout (5s)"
+            "REDIO_FAULTS_HEARTBEAT=6s: faults.heartbeat: 6s must be shorter than faults.timeout (5s)"
         );
         // The environment can also repair the file's combination.
         let yaml = "version: 1\nreplication:\n  layout: map\n";
@@ -434,7 +434,7 @@ replication:
         tricky.replication.layout = crate::config::Layout::Map;
         tricky.replication.map_file = Some("/maps/$USER map.txt".into());
         tricky.io.chunk_size = 1536;
-        tricky.faults.heartbeat_interval = std::time::Duration::from_micros(1500);
+        tricky.faults.heartbeat = std::time::Duration::from_micros(1500);
         tricky.parity.scheme = crate::config::ParityScheme::Rs;
         tricky.parity.dir = Some("relative/dir".into());
         tricky.remap = vec![crate::config::Remap {

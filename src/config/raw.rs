@@ -306,8 +306,9 @@ pub(crate) struct RawVoting {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawFaults {
-    pub detection_timeout: Option<Val>,
-    pub heartbeat_interval: Option<Val>,
+    pub timeout: Option<Val>,
+    pub heartbeat: Option<Val>,
+    pub on_replica_failure: Option<Val>,
 }
 
 #[derive(Deserialize)]

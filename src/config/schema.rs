@@ -314,17 +314,31 @@ named_enum! {
 pub struct Faults {
     /// How long a silent replica may stay silent before it is declared dead.
     #[serde(serialize_with = "emit::duration")]
-    pub detection_timeout: Duration,
-    /// How often replicas signal that they are alive; shorter than `detection_timeout`.
+    pub timeout: Duration,
+    /// How often replicas signal that they are alive; shorter than `timeout`.
     #[serde(serialize_with = "emit::duration")]
-    pub heartbeat_interval: Duration,
+    pub heartbeat: Duration,
+    /// What the survivors do when a replica fails.
+    pub on_replica_failure: OnReplicaFailure,
+}
+
+named_enum! {
+    /// What happens to the job when a replica process dies.
+    pub enum OnReplicaFailure ("on_replica_failure") {
+        /// The failed replica is retired and the survivors finish the job.
+        #[default]
+        Continue = "continue",
+        /// The whole job stops (what happens without redio).
+        Abort = "abort",
+    }
 }
 
 impl Default for Faults {
     fn default() -> Self {
         Faults {
-            detection_timeout: Duration::from_secs(10),
-            heartbeat_interval: Duration::from_secs(1),
+            timeout: Duration::from_secs(10),
+            heartbeat: Duration::from_secs(1),
+            on_replica_failure: OnReplicaFailure::Continue,
         }
     }
 }

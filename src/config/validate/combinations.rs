@@ -67,20 +67,16 @@ impl Resolver<'_> {
     /// A replica must signal life more often than it is suspected.
     fn check_heartbeat(&mut self) {
         let faults = &self.config.faults;
-        if faults.heartbeat_interval < faults.detection_timeout
-            || !self.valid(&["faults.heartbeat_interval", "faults.detection_timeout"])
+        if faults.heartbeat < faults.timeout || !self.valid(&["faults.heartbeat", "faults.timeout"])
         {
             return;
         }
         let message = format!(
-            "faults.heartbeat_interval: {} must be shorter than faults.detection_timeout ({})",
-            format_duration(faults.heartbeat_interval),
-            format_duration(faults.detection_timeout)
+            "faults.heartbeat: {} must be shorter than faults.timeout ({})",
+            format_duration(faults.heartbeat),
+            format_duration(faults.timeout)
         );
-        self.report_at(
-            &["faults.heartbeat_interval", "faults.detection_timeout"],
-            message,
-        );
+        self.report_at(&["faults.heartbeat", "faults.timeout"], message);
     }
 
     fn valid(&self, keys: &[&str]) -> bool {
