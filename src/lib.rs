@@ -16,4 +16,5 @@ pub mod config;
 pub mod fsclass;
 pub mod job;
 pub mod join;
+pub mod outcome;
 pub mod topology;

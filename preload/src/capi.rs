@@ -69,7 +69,7 @@ pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c
     }
     let mut dup = ffi::redio_mpi_comm_null;
     start::check(pmpi::PMPI_Comm_dup(replica_set, &mut dup));
-    world::install_replica_set(dup);
+    world::install_replica_set(dup, world_rank);
     let placement = Placement { replica, rank };
     log::set_identity(world_rank, Some((replica, rank)));
     world::set_identity(Identity {

@@ -2,12 +2,18 @@
 //!
 //! Builds one launcher line, `mpiexec -n N·R [env] redio exec -- APP …`, so
 //! that the preload reaches the application processes only.
+//!
+//! With replicas, the launcher is told to keep the job alive when a process
+//! dies (MPICH: `-disable-auto-cleanup`; Open MPI: `--enable-recovery`),
+//! and the outcome is computed from the processes' event files
+//! ([`crate::outcome`]), not from the launcher's exit code.
 
 use super::mpi::Flavour;
-use crate::config::Config;
+use crate::config::{Config, OnReplicaFailure};
+use crate::outcome::{self, Summary};
 use crate::topology::DEGREE_RANGE;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// Arguments of `redio run`.
@@ -34,33 +40,99 @@ pub struct RunArgs {
     /// Print the launcher line instead of running it.
     #[arg(long)]
     pub dry_run: bool,
+    /// Write the run's outcome (failures, fail-overs) as JSON to this file.
+    /// Without it, a run with failures leaves it in its run directory.
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
     /// The application and its arguments.
     #[arg(last = true, required = true)]
     pub command: Vec<OsString>,
 }
 
-/// Runs `redio run` and returns the launcher's exit status.
+/// Runs `redio run`. Without failures, returns the launcher's exit status;
+/// with failures, 0 when every logical rank finished on a surviving
+/// replica, [`outcome::EXIT_RANK_LOST`] when one was lost entirely.
 pub fn run(args: RunArgs) -> ExitCode {
-    match launcher_command(&args) {
+    let launch = match launcher_command(&args) {
         Err(message) => {
             eprintln!("redio run: {message}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
         }
-        Ok(command) if args.dry_run => {
-            let words: Vec<String> = std::iter::once(command.get_program())
-                .chain(command.get_args())
-                .map(|w| w.to_string_lossy().into_owned())
-                .collect();
-            println!("{}", words.join(" "));
-            ExitCode::SUCCESS
+        Ok(launch) => launch,
+    };
+    let Launch {
+        mut command,
+        run_dir,
+    } = launch;
+    if args.dry_run {
+        let words: Vec<String> = std::iter::once(command.get_program())
+            .chain(command.get_args())
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        println!("{}", words.join(" "));
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = std::fs::create_dir_all(&run_dir) {
+        eprintln!("redio run: cannot create the run directory {}: {e}", run_dir.display());
+        return ExitCode::from(2);
+    }
+    let code = match command.status() {
+        Ok(status) => status.code().unwrap_or(1).clamp(0, 255) as u8,
+        Err(e) => {
+            eprintln!("redio run: cannot start {:?}: {e}", command.get_program());
+            let _ = std::fs::remove_dir_all(&run_dir);
+            return ExitCode::from(127);
         }
-        Ok(mut command) => match command.status() {
-            Ok(status) => ExitCode::from(status.code().unwrap_or(1).clamp(0, 255) as u8),
-            Err(e) => {
-                eprintln!("redio run: cannot start {:?}: {e}", command.get_program());
-                ExitCode::from(127)
-            }
-        },
+    };
+    let summary = outcome::summarize(&outcome::read_dir(&run_dir), args.ranks);
+    ExitCode::from(conclude(&args, &run_dir, &summary, code))
+}
+
+/// Reports the outcome and picks the exit code.
+fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary, launcher_code: u8) -> u8 {
+    let written = write_summary(args, run_dir, summary);
+    if !summary.had_failures() {
+        if args.summary.is_none() {
+            let _ = std::fs::remove_dir_all(run_dir);
+        }
+        return launcher_code;
+    }
+    eprint!("redio run: replica failures during the run:\n{}", summary.describe());
+    if let Some(path) = written {
+        eprintln!("redio run: summary written to {}", path.display());
+    }
+    if summary.completed {
+        eprintln!(
+            "redio run: the job completed on the surviving replicas (launcher exit code \
+             {launcher_code} ignored)"
+        );
+        0
+    } else {
+        let lost: Vec<String> = summary.lost_ranks.iter().map(u32::to_string).collect();
+        eprintln!(
+            "redio run: error: every replica of logical rank(s) {} failed: the job did not \
+             complete",
+            lost.join(", ")
+        );
+        outcome::EXIT_RANK_LOST
+    }
+}
+
+/// Writes the summary as JSON where asked (or, after failures, into the
+/// run directory); returns the path written.
+fn write_summary(args: &RunArgs, run_dir: &Path, summary: &Summary) -> Option<PathBuf> {
+    let path = match &args.summary {
+        Some(path) => path.clone(),
+        None if summary.had_failures() => run_dir.join("summary.json"),
+        None => return None,
+    };
+    let json = serde_json::to_string_pretty(summary).unwrap_or_default();
+    match std::fs::write(&path, json + "\n") {
+        Ok(()) => Some(path),
+        Err(e) => {
+            eprintln!("redio run: cannot write the summary {}: {e}", path.display());
+            None
+        }
     }
 }
 
@@ -69,10 +141,15 @@ fn job_environment(
     args: &RunArgs,
     flavour: Flavour,
     degree: u32,
+    run_dir: &Path,
 ) -> Result<Vec<(String, String)>, String> {
     let mut env = vec![
         ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ("REDIO_REPLICATION_DEGREE".to_string(), degree.to_string()),
+        (
+            outcome::ENV_RUN_DIR.to_string(),
+            run_dir.display().to_string(),
+        ),
     ];
     if let Some(layout) = &args.layout {
         env.push(("REDIO_REPLICATION_LAYOUT".into(), layout.clone()));
@@ -86,16 +163,28 @@ fn job_environment(
     Ok(env)
 }
 
-fn launcher_command(args: &RunArgs) -> Result<Command, String> {
+/// The launcher command and the run directory its processes report to.
+struct Launch {
+    command: Command,
+    run_dir: PathBuf,
+}
+
+/// A fresh run directory for this invocation.
+fn new_run_dir() -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::env::temp_dir().join(format!("redio-run-{}-{nanos}", std::process::id()))
+}
+
+fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
     let flavour = Flavour::resolve(args.mpi)?;
-    let degree = match args.replicas {
-        Some(degree) => degree,
-        None => {
-            let config =
-                Config::load_process_env(args.config.as_deref()).map_err(|e| e.to_string())?;
-            u32::from(config.replication.degree)
-        }
-    };
+    let config = Config::load_process_env(args.config.as_deref()).map_err(|e| e.to_string())?;
+    let degree = args
+        .replicas
+        .unwrap_or(u32::from(config.replication.degree));
+    let survive = degree > 1 && config.faults.on_replica_failure == OnReplicaFailure::Continue;
+    let run_dir = new_run_dir();
     if !DEGREE_RANGE.contains(&degree) {
         return Err(format!(
             "-r {degree}: the degree of redundancy must be between {} and {}",
@@ -112,9 +201,13 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
 
     let mut command = Command::new(flavour.launcher());
     command.arg("-n").arg(processes.to_string());
-    let env = job_environment(args, flavour, degree)?;
+    let env = job_environment(args, flavour, degree, &run_dir)?;
     match flavour {
         Flavour::Mpich => {
+            if survive {
+                // Otherwise Hydra kills every process when one exits.
+                command.arg("-disable-auto-cleanup");
+            }
             for (name, value) in &env {
                 command.arg("-genv").arg(name).arg(value);
             }
@@ -125,6 +218,10 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 command.arg("--allow-run-as-root");
+            }
+            if survive {
+                // Otherwise mpirun kills every process when one dies.
+                command.arg("--enable-recovery");
             }
             for (name, value) in &env {
                 command.arg("-x").arg(format!("{name}={value}"));
@@ -139,5 +236,5 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
         .arg(flavour.key())
         .arg("--")
         .args(&args.command);
-    Ok(command)
+    Ok(Launch { command, run_dir })
 }

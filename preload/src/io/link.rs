@@ -1,29 +1,72 @@
 //! The replicas' message link over MPI: the real [`ReplicaLink`].
 //!
-//! Point-to-point messages on the replica-set communicator (rank in it =
-//! replica index). Every operation is nonblocking and polled with back-off
-//! ([`poll`]), so a replica waiting for its peers sleeps instead of spinning.
+//! Point-to-point messages on the communicator of the live replica set
+//! (rank in it = position in the set, [`membership`]). Every operation is
+//! nonblocking and polled with back-off ([`poll`]), so a replica waiting
+//! for its peers sleeps instead of spinning. Every wait watches the other
+//! members: a dead one ends it with [`LinkError::PeerFailed`], and once the
+//! operation is under way ([`MpiLink::set_deadline`]) a silent one ends it
+//! with [`LinkError::Timeout`].
 
 use crate::mpi::{ffi, pmpi};
-use crate::runtime::{poll, world};
+use crate::runtime::{membership, poll};
 use redio_protocols::{LinkError, ReplicaLink};
+use std::time::Duration;
 
 /// The link of this process to the other replicas of its logical rank.
 pub struct MpiLink {
     comm: ffi::MPI_Comm,
     me: usize,
     degree: usize,
+    /// World ranks of the other live members, watched by every wait.
+    others: Vec<u32>,
+    deadline: Option<Duration>,
 }
 
 impl MpiLink {
-    /// The link over the replica set built at `MPI_Init`, if there is one.
+    /// The link over the live replica set, if there is one.
     pub fn current() -> Option<MpiLink> {
-        let identity = world::identity()?;
+        let view = membership::current()?;
+        let others = (0..view.members.len())
+            .filter(|&i| i != view.me)
+            .map(|i| view.members[i])
+            .collect();
         Some(MpiLink {
-            comm: world::replica_set()?,
-            me: identity.placement.replica as usize,
-            degree: identity.degree as usize,
+            comm: view.comm(),
+            me: view.me,
+            degree: view.members.len(),
+            others,
+            deadline: None,
         })
+    }
+
+    /// A link of one: this process alone, for an operation the other
+    /// survivors already completed.
+    pub fn alone() -> MpiLink {
+        MpiLink {
+            // SAFETY: a constant defined in shim.c; never used at degree 1.
+            comm: unsafe { ffi::redio_mpi_comm_self },
+            me: 0,
+            degree: 1,
+            others: Vec::new(),
+            deadline: None,
+        }
+    }
+
+    /// From now on, each wait gives up after `deadline` (plus the time its
+    /// bytes need): set once every replica has announced the operation, so
+    /// that a peer still computing is never mistaken for a dead one.
+    pub fn set_deadline(&mut self, deadline: Option<Duration>) {
+        self.deadline = deadline;
+    }
+
+    fn watch(&self) -> poll::Watch<'_> {
+        poll::Watch::Processes(&self.others)
+    }
+
+    fn deadline_for(&self, bytes: usize) -> Option<Duration> {
+        self.deadline
+            .map(|d| d + Duration::from_secs_f64(bytes as f64 / poll::TRANSFER_RATE as f64))
     }
 
     fn check(&self, replica: usize) -> Result<i32, LinkError> {
@@ -85,9 +128,13 @@ impl MpiLink {
         statuses: &mut [ffi::MPI_Status],
         bytes: usize,
     ) -> Result<(), LinkError> {
-        match poll::wait_each(requests, statuses, bytes) {
+        let deadline = self.deadline_for(bytes);
+        match poll::wait_each_until(requests, statuses, bytes, self.watch(), deadline) {
             rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
-            code => Err(transport(replica, code)),
+            code => {
+                poll::abandon(requests);
+                Err(transport(replica, code))
+            }
         }
     }
 }
@@ -124,8 +171,14 @@ fn received_len(status: &ffi::MPI_Status) -> usize {
     count.max(0) as usize
 }
 
+/// The link error for a failed wait: a dead peer, a deadline, or the
+/// transport's own code (ULFM's `MPI_ERR_PROC_FAILED` counts as a dead peer).
 fn transport(replica: usize, code: i32) -> LinkError {
-    LinkError::Transport { replica, code }
+    match code {
+        poll::PEER_DIED => LinkError::PeerFailed { replica },
+        poll::TIMED_OUT => LinkError::Timeout { replica },
+        code => LinkError::Transport { replica, code },
+    }
 }
 
 impl ReplicaLink for MpiLink {
@@ -185,7 +238,7 @@ impl ReplicaLink for MpiLink {
                 // SAFETY: cancelling and completing our own posted receive.
                 unsafe { pmpi::PMPI_Cancel(&mut pending[0]) };
                 let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-                poll::wait_each(&mut pending, &mut statuses, 0);
+                poll::wait_each(&mut pending, &mut statuses, 0, self.watch());
                 return Err(e);
             }
         };
@@ -205,7 +258,7 @@ impl ReplicaLink for MpiLink {
         let success = unsafe { ffi::redio_mpi_success };
         // The size is not known in advance: probe (polled), then receive.
         let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-        let rc = poll::until(|| {
+        let rc = poll::until_moved(0, self.watch(), self.deadline_for(0), || {
             let mut found = 0;
             // SAFETY: probing on a valid communicator into a local status.
             match unsafe { pmpi::PMPI_Iprobe(peer, tag as i32, self.comm, &mut found, &mut status) }

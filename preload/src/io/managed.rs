@@ -14,18 +14,19 @@
 //! - Each replica keeps the file offset itself: the real descriptor of a
 //!   replica that did not write has not moved.
 
+use super::failover::{self, Stop};
 use super::faults;
 use super::link::MpiLink;
 use super::parts::Parts;
 use super::paths::Resolved;
 use super::route;
 use crate::io::hooks::real;
-use crate::runtime::{settings, world};
+use crate::runtime::{membership, settings, world};
 use redio_core::{config, join};
 use redio_protocols::tag::{tag, Step};
 use redio_protocols::{
-    announce, read, write, Errno, FileIo, Mismatch, OnMismatch, OpContext, OpError, Operation,
-    Placement, Policy, ReadProtocol, ReplicaLink, WriteProtocol,
+    announce, read, write, Errno, FileIo, LinkError, Mismatch, OnMismatch, OpContext, OpError,
+    Operation, Placement, Policy, ReadProtocol, ReplicaLink, WriteProtocol,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
@@ -112,8 +113,10 @@ fn report_mismatch(mismatch: Mismatch) {
 /// The exit code of a job ended by `on_mismatch: abort`.
 const EXIT_MISMATCH: i32 = 75;
 
-fn link() -> Outcome<MpiLink> {
-    MpiLink::current().ok_or(libc::EIO)
+/// This process's replica index (the original one: fault-injection
+/// switches and part files name replicas by it).
+fn my_replica() -> usize {
+    world::identity().map_or(0, |i| i.placement.replica as usize)
 }
 
 /// What the leader sends back: a value (or errno) and optional bytes.
@@ -150,32 +153,75 @@ impl Reply {
     }
 }
 
-/// Runs `operation` once, on the leader (replica 0), and returns its reply
-/// on every replica. After `MPI_Finalize` every replica runs it alone.
-fn on_leader(op: Operation, operation: impl FnOnce() -> Reply) -> Reply {
+/// Runs `operation` once, on the leader (the first live replica), and
+/// returns its reply on every replica, with whether this process was the
+/// leader. After `MPI_Finalize` every replica runs it alone. A leader that
+/// dies is replaced, and the new one runs `operation` again
+/// ([`failover::run`]).
+fn on_leader(op: Operation, mut operation: impl FnMut() -> Reply) -> (Reply, bool) {
     if !route::active() {
-        return operation();
+        return (operation(), membership::is_leader());
     }
     let seq = next_seq();
     let what = op.kind.clone();
-    let what = what.as_str();
-    let result = link().and_then(|mut link| {
-        agree_on_operation(&mut link, seq, &op)?;
-        let step = tag(seq, Step::Result);
-        if link.me() == 0 {
-            let reply = operation();
-            link.send_to_others(step, &reply.encode())
-                .map_err(|e| report_link(what, &e))?;
-            Ok(reply)
-        } else {
-            let bytes = link.recv(0, step).map_err(|e| report_link(what, &e))?;
-            Reply::decode(&bytes)
-        }
-    });
-    result.unwrap_or_else(|errno| Reply {
-        outcome: Err(errno),
-        payload: Vec::new(),
+    let result = failover::run(
+        seq,
+        &op,
+        |e| report_link(&what, e),
+        |link| {
+            agree_on_operation(link, seq, &op)?;
+            link.set_deadline(deadline());
+            faults::maybe_die(seq);
+            let step = tag(seq, Step::Result);
+            if link.me() == 0 {
+                let reply = forgive_redo(&op, operation());
+                faults::after_call(seq);
+                link.send_to_others(step, &reply.encode())?;
+                Ok((reply, true))
+            } else {
+                let bytes = link.recv(0, step)?;
+                Reply::decode(&bytes)
+                    .map(|reply| (reply, false))
+                    .map_err(Stop::Errno)
+            }
+        },
+    );
+    result.unwrap_or_else(|errno| {
+        (
+            Reply {
+                outcome: Err(errno),
+                payload: Vec::new(),
+            },
+            false,
+        )
     })
+}
+
+/// The deadline of a wait once every replica announced the operation
+/// (`faults.timeout`).
+fn deadline() -> Option<std::time::Duration> {
+    settings::get().map(|c| c.faults.timeout)
+}
+
+/// A name operation run again by a new leader may find its work done by
+/// the dead one (`unlink`/`rename`: the source is gone): that is success.
+fn forgive_redo(op: &Operation, reply: Reply) -> Reply {
+    let done_before = failover::redoing()
+        && matches!(op.kind.as_str(), "unlink" | "rename" | "rmdir")
+        && reply.outcome == Err(libc::ENOENT);
+    if done_before {
+        crate::log!(
+            Warn,
+            "{} {}: run again after a fail-over, found done by the failed leader",
+            op.kind,
+            op.path
+        );
+        return Reply {
+            outcome: Ok(0),
+            payload: reply.payload,
+        };
+    }
+    reply
 }
 
 /// The announcement of a call `kind` on `path`.
@@ -192,7 +238,7 @@ fn operation(kind: &str, path: impl std::fmt::Display, offset: u64, len: u64) ->
 /// ([`redio_protocols::announce`]). A divergence is logged with every
 /// replica's call and fails the operation with `EIO` on every replica (or
 /// ends the job under `on_mismatch: abort`).
-fn agree_on_operation(link: &mut MpiLink, seq: u64, op: &Operation) -> Outcome<()> {
+fn agree_on_operation(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<(), Stop> {
     let rank = world::identity().map_or(0, |i| i.placement.rank);
     match announce(link, rank, seq, op) {
         Ok(None) => Ok(()),
@@ -204,13 +250,13 @@ fn agree_on_operation(link: &mut MpiLink, seq: u64, op: &Operation) -> Outcome<(
                 crate::mpi::lifecycle::abort_job(EXIT_MISMATCH);
             }
             crate::log!(Error, "{divergence}; every replica returns EIO");
-            Err(libc::EIO)
+            Err(Stop::Errno(libc::EIO))
         }
-        Err(error) => Err(report_link(&op.kind, &error)),
+        Err(error) => Err(Stop::from(error)),
     }
 }
 
-fn report_link(what: &str, error: &dyn std::fmt::Display) -> Errno {
+fn report_link(what: &str, error: &LinkError) -> Errno {
     crate::log!(
         Error,
         "{what}: coordination with the other replicas failed: {error}"
@@ -328,13 +374,20 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     // in arrival order.
     let real_flags = flags & !libc::O_APPEND;
     let settings = settings_for(resolved, flags);
-    let reply = on_leader(operation("open", resolved.app_path.display(), 0, 0), || {
+    let (reply, leader) = on_leader(operation("open", resolved.app_path.display(), 0, 0), || {
         if settings.separate {
             // std's file calls inside must reach the real functions.
             route::inside(|| settle_stale_parts(&resolved.path, flags));
         }
+        // Run again after a fail-over, the failed leader may have created
+        // the file already: O_EXCL would fail where the first attempt did not.
+        let flags = if failover::redoing() {
+            real_flags & !libc::O_EXCL
+        } else {
+            real_flags
+        };
         // SAFETY: a NUL-terminated path.
-        let fd = unsafe { real::open(path.as_ptr(), real_flags, mode) };
+        let fd = unsafe { real::open(path.as_ptr(), flags, mode) };
         Reply {
             outcome: if fd < 0 {
                 Err(errno())
@@ -346,7 +399,7 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     });
     let leader_fd = reply.outcome?;
     let me = world::identity().map_or(0, |i| i.placement.replica);
-    let (fd, placeholder) = if me == 0 {
+    let (fd, placeholder) = if leader {
         (leader_fd as i32, false)
     } else {
         let follow = real_flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
@@ -462,7 +515,7 @@ impl ManagedFile {
             None if self.flags() & libc::O_APPEND != 0 => self.size(fd)?,
             None => *offset,
         };
-        let leader = world::identity().is_none_or(|i| i.placement.replica == 0);
+        let leader = membership::is_leader();
         let count = if route::active() {
             self.run_write(fd, data, start)?
         } else if leader && !self.placeholder {
@@ -485,21 +538,11 @@ impl ManagedFile {
         &self,
         fd: i32,
         announced: Operation,
-        op: impl FnOnce(&mut OpContext<'_>, &mut MpiLink, &mut dyn FileIo) -> Result<T, OpError>,
+        mut op: impl FnMut(&mut OpContext<'_>, &mut MpiLink, &mut dyn FileIo) -> Result<T, OpError>,
     ) -> Outcome<T> {
-        let mut link = link()?;
         let seq = next_seq();
-        agree_on_operation(&mut link, seq, &announced)?;
         let path = self.path.to_string_lossy();
-        let mut on_mismatch = report_mismatch;
-        let mut ctx = OpContext {
-            rank: world::identity().map_or(0, |i| i.placement.rank),
-            path: &path,
-            seq,
-            on_mismatch: &mut on_mismatch,
-            policy: self.policy,
-        };
-        let me = link.me();
+        let me = my_replica();
         // A descriptor opened read-only must fail writes as usual (EBADF
         // from the real file), not fill a part.
         let writable = self.flags() & libc::O_ACCMODE != libc::O_RDONLY;
@@ -507,14 +550,32 @@ impl ManagedFile {
             .parts
             .as_ref()
             .filter(|_| announced.kind == "write" && writable);
-        let result = match to_parts {
-            Some(parts) => {
-                self.unjoined.store(true, Ordering::Relaxed);
-                op(&mut ctx, &mut link, &mut parts.io(&self.path, seq))
-            }
-            None => op(&mut ctx, &mut link, &mut faults::RealFile::new(fd, me)),
-        };
-        result.map_err(|e| e.errno())
+        failover::run(
+            seq,
+            &announced,
+            |e| report_link(&announced.kind, e),
+            |link| {
+                agree_on_operation(link, seq, &announced)?;
+                link.set_deadline(deadline());
+                faults::maybe_die(seq);
+                let mut on_mismatch = report_mismatch;
+                let mut ctx = OpContext {
+                    rank: world::identity().map_or(0, |i| i.placement.rank),
+                    path: &path,
+                    seq,
+                    on_mismatch: &mut on_mismatch,
+                    policy: self.policy,
+                };
+                let result = match to_parts {
+                    Some(parts) => {
+                        self.unjoined.store(true, Ordering::Relaxed);
+                        op(&mut ctx, link, &mut parts.io(&self.path, seq))
+                    }
+                    None => op(&mut ctx, link, &mut faults::RealFile::new(fd, me, seq)),
+                };
+                result.map_err(Stop::from)
+            },
+        )
     }
 
     /// Distributed Separate Write: joins the parts into the file if
@@ -564,6 +625,7 @@ impl ManagedFile {
                 outcome: join_here(),
                 payload: Vec::new(),
             })
+            .0
             .outcome
         };
         parts.close();
@@ -581,7 +643,7 @@ impl ManagedFile {
     fn run_write(&self, fd: i32, data: &[u8], offset: u64) -> Outcome<usize> {
         let announced = operation("write", self.app_path.display(), offset, data.len() as u64);
         self.run_protocol(fd, announced, |ctx, link, io| {
-            let data = faults::corrupt_write(data, link.me());
+            let data = faults::corrupt_write(data, my_replica());
             write::run(self.write, ctx, link, io, &data, offset)
         })
     }
@@ -602,7 +664,7 @@ impl ManagedFile {
     pub fn fstat(&self, fd: i32, buf: *mut u8, len: usize) -> Outcome<()> {
         main_thread_only("fstat", &self.display())?;
         self.settle(fd)?;
-        let reply = on_leader(operation("fstat", self.app_path.display(), 0, 0), || {
+        let (reply, _) = on_leader(operation("fstat", self.app_path.display(), 0, 0), || {
             // SAFETY: an all-zero `stat` is a valid value to be overwritten.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             // SAFETY: a descriptor of this process and a local buffer.
@@ -639,7 +701,7 @@ impl ManagedFile {
                     offset as u64,
                     whence as u64,
                 );
-                let reply = on_leader(op, || {
+                let (reply, _) = on_leader(op, || {
                     // SAFETY: a descriptor of this process.
                     let at = unsafe { real::lseek(fd, offset, whence) };
                     Reply {
@@ -692,7 +754,7 @@ impl ManagedFile {
 
 /// Runs a C call returning `0`/`-1` once on the leader; same result
 /// everywhere.
-fn leader_call(op: Operation, call: impl FnOnce() -> i32) -> Outcome<()> {
+fn leader_call(op: Operation, mut call: impl FnMut() -> i32) -> Outcome<()> {
     on_leader(op, || {
         let rc = call();
         Reply {
@@ -704,6 +766,7 @@ fn leader_call(op: Operation, call: impl FnOnce() -> i32) -> Outcome<()> {
             payload: Vec::new(),
         }
     })
+    .0
     .outcome
     .map(|_| ())
 }
@@ -716,10 +779,10 @@ pub fn stat_on_leader(
     subject: &std::path::Path,
     buf: *mut u8,
     len: usize,
-    call: impl FnOnce(*mut u8) -> i32,
+    mut call: impl FnMut(*mut u8) -> i32,
 ) -> Outcome<()> {
     main_thread_only(what, &subject.display())?;
-    let reply = on_leader(operation(what, subject.display(), 0, 0), || {
+    let (reply, _) = on_leader(operation(what, subject.display(), 0, 0), || {
         let mut local = vec![0u8; len];
         let rc = call(local.as_mut_ptr());
         Reply {
@@ -737,7 +800,7 @@ pub fn stat_on_leader(
 pub fn name_on_leader(
     what: &str,
     subject: &std::path::Path,
-    call: impl FnOnce() -> i32,
+    call: impl FnMut() -> i32,
 ) -> Outcome<()> {
     main_thread_only(what, &subject.display())?;
     leader_call(operation(what, subject.display(), 0, 0), call)

@@ -6,13 +6,15 @@
 //!   ([`route::Bypass`]) why the others pass through;
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
 //! - [`table`]: managed descriptors and streams;
-//! - [`managed`]: the coordinated operations;
+//! - [`managed`]: the coordinated operations; [`failover`]: running one
+//!   again when a replica dies;
 //! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers;
 //! - [`link`]: the replicas' MPI message link; [`faults`]: the replica's
 //!   real file, with test-only fault injection.
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
+pub mod failover;
 pub mod faults;
 pub mod hooks;
 pub mod link;

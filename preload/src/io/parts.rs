@@ -124,7 +124,7 @@ impl FileIo for PartIo<'_> {
     fn pwrite(&mut self, data: &[u8], offset: u64) -> Result<usize, Errno> {
         let (part_fd, index_fd) = self.parts.descriptors(self.path)?;
         // The real file's writer: byte counters and test fault switches.
-        let n = RealFile::new(part_fd, self.parts.replica()).pwrite(data, offset)?;
+        let n = RealFile::new(part_fd, self.parts.replica(), self.seq).pwrite(data, offset)?;
         let record = Record {
             seq: self.seq,
             offset,

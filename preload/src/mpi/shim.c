@@ -16,6 +16,7 @@
 #pragma weak ompi_mpi_op_min
 #pragma weak ompi_mpi_op_sum
 #pragma weak ompi_mpi_group_null
+#pragma weak ompi_request_null
 const char redio_mpi_flavour[] = "Open MPI";
 #else
 const char redio_mpi_flavour[] = "MPICH";
@@ -30,6 +31,7 @@ const MPI_Datatype redio_mpi_uint64 = MPI_UINT64_T;
 const MPI_Op redio_mpi_min = MPI_MIN;
 const MPI_Op redio_mpi_sum = MPI_SUM;
 const MPI_Group redio_mpi_group_null = MPI_GROUP_NULL;
+const MPI_Request redio_mpi_request_null = MPI_REQUEST_NULL;
 MPI_Status *const redio_mpi_status_ignore = MPI_STATUS_IGNORE;
 void *const redio_mpi_in_place = MPI_IN_PLACE;
 const int redio_mpi_success = MPI_SUCCESS;

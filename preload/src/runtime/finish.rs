@@ -1,20 +1,38 @@
 //! What `MPI_Finalize` adds: wait for the whole job without spinning, print
-//! the summary, free redio's communicators.
+//! the summary, free redio's communicators; or, after a replica failure,
+//! leave without finalizing.
 
 use crate::mpi::{ffi, pmpi};
-use crate::runtime::{guard::InsideMpi, log, poll, world};
+use crate::runtime::{guard::InsideMpi, liveness, log, membership, poll, report, watchdog, world};
 use redio_core::job;
+use redio_core::outcome::Event;
+
+/// Whether `PMPI_Finalize` may run.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Finalize {
+    /// Every process is alive: finalize as usual.
+    Normally,
+    /// A process of the job died: `PMPI_Finalize` would wait for it
+    /// forever, so the survivor returns without it (the application then
+    /// exits as usual).
+    Skip,
+}
 
 /// Runs before `PMPI_Finalize`.
 ///
 /// The summary sums the per-process counters with an all-reduce, which
-/// doubles as
-/// the polled barrier: ranks that finish early sleep in [`poll::wait`]
-/// instead of spinning in the MPI library's own finalize barrier while their
-/// peers still compute.
-pub fn before_finalize() {
+/// doubles as the polled barrier: ranks that finish early sleep in
+/// [`poll::wait`] instead of spinning in the MPI library's own finalize
+/// barrier while their peers still compute. The wait watches every
+/// process of the job: one that died turns this into [`Finalize::Skip`].
+pub fn before_finalize() -> Finalize {
     crate::io::stop();
     let _inside = InsideMpi::enter();
+    report::event(Event::Finished);
+    let everyone: Vec<u32> = (0..world::identity().map_or(0, |i| i.world_size)).collect();
+    if membership::failures_seen() || liveness::first_dead(&everyone).is_some() {
+        return leave_without_finalize();
+    }
     let [operations, read, written] = crate::io::counters();
     let mine = [world::translated_count(), operations, read, written];
     let mut total = [0u64; 4];
@@ -31,9 +49,13 @@ pub fn before_finalize() {
             &mut request,
         )
     };
-    if rc == unsafe { ffi::redio_mpi_success } {
-        poll::wait(&mut request);
+    if rc == unsafe { ffi::redio_mpi_success }
+        && poll::wait_watching(&mut request, poll::Watch::Processes(&everyone)) == poll::PEER_DIED
+    {
+        return leave_without_finalize();
     }
+    // Everyone reached MPI_Finalize: exits from here on are not failures.
+    watchdog::stop();
     if let Some(identity) = world::identity() {
         if identity.world_rank == 0 {
             let shape = job::shape(identity.world_size, identity.ranks, identity.degree);
@@ -52,4 +74,22 @@ pub fn before_finalize() {
         // SAFETY: redio's own communicators, freed once.
         unsafe { pmpi::PMPI_Comm_free(&mut comm) };
     }
+    Finalize::Normally
+}
+
+/// After a failure: stop translating, keep every communicator (freeing one
+/// with a dead member can wait for the dead), and skip `PMPI_Finalize`.
+fn leave_without_finalize() -> Finalize {
+    membership::note_failure();
+    if let Some(identity) = world::identity() {
+        liveness::mark_finished(identity.world_rank);
+    }
+    let _ = world::uninstall();
+    if world::identity().is_some_and(|i| i.placement.rank == 0) {
+        crate::log!(
+            Warn,
+            "a replica failed during the run: this survivor finishes without MPI_Finalize"
+        );
+    }
+    Finalize::Skip
 }

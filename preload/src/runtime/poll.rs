@@ -17,10 +17,34 @@
 //! fixed number of tests (200) still let a descheduled peer push both into
 //! the sleeping phase, with 2.4 ms per write. A phase measured in time does
 //! not.
+//!
+//! A wait may also watch processes ([`Watch`]): every [`WATCH_PERIOD`] (and
+//! at once after a death hint) it checks that they are alive
+//! ([`liveness`]), and it gives up with [`PEER_DIED`] when one is not, or
+//! with [`TIMED_OUT`] after its deadline. MPICH and Open MPI 4.1 would
+//! otherwise wait for a dead peer forever.
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::guard::InsideMpi;
+use crate::runtime::handle::HandleBits;
+use crate::runtime::liveness;
 use std::time::{Duration, Instant};
+
+/// What a wait gives up on besides its deadline.
+#[derive(Clone, Copy)]
+pub enum Watch<'a> {
+    /// Nothing: wait until the operation completes.
+    Nothing,
+    /// Give up when one of these world ranks is dead.
+    Processes(&'a [u32]),
+}
+
+/// Returned instead of an MPI error code: a watched process is dead.
+pub const PEER_DIED: i32 = -0x7ed1;
+/// Returned instead of an MPI error code: the deadline passed.
+pub const TIMED_OUT: i32 = -0x7ed2;
+/// How often a wait checks the processes it watches.
+pub const WATCH_PERIOD: Duration = Duration::from_millis(20);
 
 /// How long a wait tests with `sched_yield` in between before it sleeps.
 pub const YIELDING_PHASE: Duration = Duration::from_millis(2);
@@ -40,22 +64,40 @@ pub const TRANSFER_RATE: u64 = 256 << 20;
 /// code (`Err`), sleeping with back-off in between. Returns the error code,
 /// or `MPI_SUCCESS`.
 pub fn until(test: impl FnMut() -> Result<bool, i32>) -> i32 {
-    until_moved(0, test)
+    until_moved(0, Watch::Nothing, None, test)
 }
 
 /// [`until`] for an operation that moves `bytes`: it yields (never sleeps)
 /// for as long as moving them may take at [`TRANSFER_RATE`], on top of
-/// [`YIELDING_PHASE`].
-pub fn until_moved(bytes: usize, mut test: impl FnMut() -> Result<bool, i32>) -> i32 {
+/// [`YIELDING_PHASE`]. It gives up with [`PEER_DIED`] when a process of
+/// `watch` dies, and with [`TIMED_OUT`] after `deadline`.
+pub fn until_moved(
+    bytes: usize,
+    watch: Watch<'_>,
+    deadline: Option<Duration>,
+    mut test: impl FnMut() -> Result<bool, i32>,
+) -> i32 {
     let _inside = InsideMpi::enter();
     let yielding = YIELDING_PHASE + Duration::from_secs_f64(bytes as f64 / TRANSFER_RATE as f64);
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
+    let mut checked = started;
     loop {
         match test() {
             Ok(true) => return unsafe { ffi::redio_mpi_success },
             Err(code) => return code,
             Ok(false) => {}
+        }
+        if let Watch::Processes(ranks) = watch {
+            if checked.elapsed() >= WATCH_PERIOD || liveness::hinted() {
+                checked = Instant::now();
+                if liveness::first_dead(ranks).is_some() {
+                    return PEER_DIED;
+                }
+            }
+        }
+        if deadline.is_some_and(|d| started.elapsed() > d) {
+            return TIMED_OUT;
         }
         if started.elapsed() < yielding {
             // SAFETY: sched_yield has no preconditions.
@@ -84,17 +126,30 @@ pub fn wait(request: &mut ffi::MPI_Request) -> i32 {
 }
 
 /// Waits for every request of `requests`, which move `bytes` in all, to
-/// complete ([`until_moved`]); `statuses[i]` receives the status of
-/// `requests[i]`.
+/// complete ([`until_moved`], watching `watch`); `statuses[i]` receives
+/// the status of `requests[i]`.
 ///
-/// Returns the MPI error code of the first failing `PMPI_Test`.
+/// Returns the MPI error code of the first failing `PMPI_Test`, or
+/// [`PEER_DIED`].
 pub fn wait_each(
     requests: &mut [ffi::MPI_Request],
     statuses: &mut [ffi::MPI_Status],
     bytes: usize,
+    watch: Watch<'_>,
+) -> i32 {
+    wait_each_until(requests, statuses, bytes, watch, None)
+}
+
+/// [`wait_each`] that also gives up after `deadline` ([`TIMED_OUT`]).
+pub fn wait_each_until(
+    requests: &mut [ffi::MPI_Request],
+    statuses: &mut [ffi::MPI_Status],
+    bytes: usize,
+    watch: Watch<'_>,
+    deadline: Option<Duration>,
 ) -> i32 {
     let mut done = vec![false; requests.len()];
-    until_moved(bytes, || {
+    until_moved(bytes, watch, deadline, || {
         for (i, request) in requests.iter_mut().enumerate() {
             if done[i] {
                 continue;
@@ -109,4 +164,27 @@ pub fn wait_each(
         }
         Ok(done.iter().all(|&d| d))
     })
+}
+
+/// Waits for `request`, giving up when a process of `watch` dies
+/// ([`PEER_DIED`]).
+pub fn wait_watching(request: &mut ffi::MPI_Request, watch: Watch<'_>) -> i32 {
+    let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
+    wait_each(std::slice::from_mut(request), &mut statuses, 0, watch)
+}
+
+/// Gives up on requests a failed wait left pending: receives are cancelled
+/// (their buffers must not be written later), and every request is freed.
+/// A completed request is `MPI_REQUEST_NULL` and skipped.
+pub fn abandon(requests: &mut [ffi::MPI_Request]) {
+    for request in requests {
+        // SAFETY: our own requests; cancelling and freeing are allowed on
+        // active requests, and MPI_REQUEST_NULL is left alone.
+        unsafe {
+            if request.to_bits() != ffi::redio_mpi_request_null.to_bits() {
+                pmpi::PMPI_Cancel(request);
+                pmpi::PMPI_Request_free(request);
+            }
+        }
+    }
 }

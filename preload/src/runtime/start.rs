@@ -11,8 +11,8 @@
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::world::{self, Identity, Mode};
-use crate::runtime::{guard::InsideMpi, log, poll, settings};
-use redio_core::config::{Config, Layout, LogLevel, Source};
+use crate::runtime::{flavour, guard::InsideMpi, liveness, log, poll, settings, watchdog};
+use redio_core::config::{Config, Layout, LogLevel, OnReplicaFailure, Source};
 use redio_core::job::{self, Bootstrap};
 use redio_core::topology::{LayoutKind, Topology};
 use std::ffi::c_void;
@@ -87,7 +87,7 @@ pub fn after_init() {
             world::install_replica_world(create_group(comm, &members, TAG_REPLICA_WORLD));
         }
         let members = topology.replica_set_members(placement.rank);
-        world::install_replica_set(create_group(comm, &members, TAG_REPLICA_SET));
+        world::install_replica_set(create_group(comm, &members, TAG_REPLICA_SET), world_rank);
     }
     world::set_identity(Identity {
         mode,
@@ -97,7 +97,9 @@ pub fn after_init() {
         degree: topology.degree(),
         ranks: topology.ranks(),
     });
-    warn_if_colocated(comm, world_rank, &topology);
+    let hosts = gather_processes(comm, &topology);
+    warn_if_colocated(world_rank, &topology, &hosts);
+    start_fault_handling(&config, &topology, world_rank);
     crate::io::start();
     crate::log!(
         Debug,
@@ -119,33 +121,61 @@ pub fn after_init() {
     }
 }
 
-/// Warns (once, from world rank 0) when replicas of one logical rank share
-/// a node: their node-local files would collide unless `remap` separates
-/// them.
+/// Gathers every process's id and host ([`liveness::install`]) with one
+/// polled `Iallgather`, and returns the hosts, by world rank.
 ///
-/// Nodes are told apart by host name, gathered with one polled `Igather`.
-/// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` gives the same answer but is
-/// a blocking communicator creation: 50–150 ms of start-up on an
+/// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` would tell nodes apart too,
+/// but it is a blocking communicator creation: 50–150 ms of start-up on an
 /// oversubscribed node.)
-fn warn_if_colocated(comm: ffi::MPI_Comm, world_rank: u32, topology: &Topology) {
-    let mine = host_id();
-    let mut all = vec![0u64; topology.world_size() as usize];
+fn gather_processes(comm: ffi::MPI_Comm, topology: &Topology) -> Vec<u64> {
+    let host = host_id();
+    // SAFETY: getpid has no preconditions.
+    let mine = [u64::from(unsafe { libc::getpid() } as u32), host];
+    let mut all = vec![0u64; 2 * topology.world_size() as usize];
     let mut request = unsafe { std::mem::zeroed() };
     // SAFETY: buffers outlive the request, which is waited for here.
     check(unsafe {
-        pmpi::PMPI_Igather(
-            (&mine as *const u64).cast(),
-            1,
+        pmpi::PMPI_Iallgather(
+            mine.as_ptr().cast(),
+            2,
             ffi::redio_mpi_uint64,
             all.as_mut_ptr().cast(),
-            1,
+            2,
             ffi::redio_mpi_uint64,
-            0,
             comm,
             &mut request,
         )
     });
     check(poll::wait(&mut request));
+    let peers: Vec<liveness::Peer> = all
+        .chunks(2)
+        .map(|p| liveness::Peer {
+            pid: p[0] as u32 as i32,
+            host: p[1],
+        })
+        .collect();
+    let hosts = peers.iter().map(|p| p.host).collect();
+    liveness::install(peers, host);
+    hosts
+}
+
+/// With replicas and `on_replica_failure: continue`: the watchdog that
+/// retires a replica which lost a process, and the signal handlers
+/// ([`watchdog`]).
+fn start_fault_handling(config: &Config, topology: &Topology, world_rank: u32) {
+    if topology.degree() < 2 {
+        return;
+    }
+    let survive = config.faults.on_replica_failure == OnReplicaFailure::Continue;
+    // Only MPICH ends the job on a death by signal (docs/fault-tolerance.md).
+    watchdog::install_signal_handlers(survive && flavour::built_for() == "MPICH");
+    watchdog::start(topology.clone(), world_rank, config.faults.heartbeat);
+}
+
+/// Warns (once, from world rank 0) when replicas of one logical rank share
+/// a node (`hosts`, by world rank): their node-local files would collide
+/// unless `remap` separates them.
+fn warn_if_colocated(world_rank: u32, topology: &Topology, all: &[u64]) {
     if world_rank != 0 {
         return;
     }
@@ -287,19 +317,40 @@ pub unsafe fn rank_and_size(comm: ffi::MPI_Comm) -> (u32, u32) {
 /// calls this with the same list and `tag`.
 pub unsafe fn create_group(comm: ffi::MPI_Comm, members: &[u32], tag: i32) -> ffi::MPI_Comm {
     let ranks: Vec<i32> = members.iter().map(|&w| w as i32).collect();
+    try_create_group(comm, &ranks, tag).unwrap_or_else(|rc| {
+        check(rc);
+        ffi::redio_mpi_comm_null
+    })
+}
+
+/// Creates the communicator of the processes of rank `ranks` in `comm` (in
+/// that order), or returns the MPI error code.
+///
+/// # Safety
+/// `comm` is a valid communicator, and every process named calls this with
+/// the same list and `tag`.
+pub unsafe fn try_create_group(
+    comm: ffi::MPI_Comm,
+    ranks: &[i32],
+    tag: i32,
+) -> Result<ffi::MPI_Comm, i32> {
     let (mut all, mut group) = (ffi::redio_mpi_group_null, ffi::redio_mpi_group_null);
     let mut out = ffi::redio_mpi_comm_null;
-    check(pmpi::PMPI_Comm_group(comm, &mut all));
-    check(pmpi::PMPI_Group_incl(
-        all,
-        ranks.len() as i32,
-        ranks.as_ptr(),
-        &mut group,
-    ));
-    check(pmpi::PMPI_Comm_create_group(comm, group, tag, &mut out));
-    check(pmpi::PMPI_Group_free(&mut group));
-    check(pmpi::PMPI_Group_free(&mut all));
-    out
+    let success = ffi::redio_mpi_success;
+    let mut rc = pmpi::PMPI_Comm_group(comm, &mut all);
+    if rc == success {
+        rc = pmpi::PMPI_Group_incl(all, ranks.len() as i32, ranks.as_ptr(), &mut group);
+        if rc == success {
+            rc = pmpi::PMPI_Comm_create_group(comm, group, tag, &mut out);
+            pmpi::PMPI_Group_free(&mut group);
+        }
+        pmpi::PMPI_Group_free(&mut all);
+    }
+    if rc == success {
+        Ok(out)
+    } else {
+        Err(rc)
+    }
 }
 
 /// Broadcasts `bytes` from rank 0 of `comm` with polled nonblocking calls.

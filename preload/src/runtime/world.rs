@@ -9,6 +9,7 @@
 
 use crate::mpi::ffi;
 use crate::runtime::handle::HandleBits;
+use crate::runtime::membership;
 use redio_core::topology::Placement;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -45,7 +46,6 @@ pub struct Identity {
 static IDENTITY: OnceLock<Identity> = OnceLock::new();
 static TRANSLATING: AtomicBool = AtomicBool::new(false);
 static REPLICA_WORLD: AtomicUsize = AtomicUsize::new(0);
-static REPLICA_SET: AtomicUsize = AtomicUsize::new(0);
 /// How many communicator arguments were redirected, for the final summary.
 static TRANSLATED: AtomicU64 = AtomicU64::new(0);
 
@@ -88,17 +88,11 @@ pub fn install_replica_world(replica_world: ffi::MPI_Comm) {
     TRANSLATING.store(true, Ordering::Release);
 }
 
-/// Records the replica-set communicator the protocols will use.
-pub fn install_replica_set(replica_set: ffi::MPI_Comm) {
-    REPLICA_SET.store(replica_set.to_bits(), Ordering::Release);
-}
-
-/// The replica-set communicator, once built.
-pub fn replica_set() -> Option<ffi::MPI_Comm> {
-    match REPLICA_SET.load(Ordering::Acquire) {
-        0 => None,
-        bits => Some(ffi::MPI_Comm::from_bits(bits)),
-    }
+/// Records the replica-set communicator the protocols will use (rank in
+/// it = replica index); its members become the live view of
+/// [`membership`].
+pub fn install_replica_set(replica_set: ffi::MPI_Comm, my_world_rank: u32) {
+    membership::install_from_comm(replica_set, my_world_rank);
 }
 
 /// Stops translating and forgets the communicators (at `MPI_Finalize`).
@@ -110,9 +104,6 @@ pub fn uninstall() -> Vec<ffi::MPI_Comm> {
             REPLICA_WORLD.swap(0, Ordering::AcqRel),
         ));
     }
-    match REPLICA_SET.swap(0, Ordering::AcqRel) {
-        0 => {}
-        bits => owned.push(ffi::MPI_Comm::from_bits(bits)),
-    }
+    owned.extend(membership::uninstall());
     owned
 }

@@ -1,0 +1,172 @@
+//! Which processes of the job are still alive.
+//!
+//! MPICH and Open MPI 4.1 report nothing when a peer dies: a receive from it
+//! simply never completes. redio therefore watches the processes itself.
+//! At start-up every process learns every other one's process id and host
+//! ([`install`]); a process on the same host is dead once `kill(pid, 0)`
+//! fails with `ESRCH` or `/proc` shows it as a zombie. Processes on other
+//! hosts cannot be checked this way: for them the operation deadlines
+//! (`faults.timeout`) bound the wait instead (docs/fault-tolerance.md).
+//!
+//! A survivor that completes after a failure leaves without `MPI_Finalize`,
+//! so its exit looks like a death. It first leaves a marker
+//! ([`mark_finished`]): the watchdogs of its replica do not retire over a
+//! finished process ([`finished`]), while its replica-set peers stop
+//! waiting for it like for a dead one.
+//!
+//! MPICH's launcher sends `SIGUSR1` to the survivors when a process dies
+//! (with `-disable-auto-cleanup`); the handler only raises [`hinted`], so
+//! that waits check at once instead of at their next period.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// One process of the job, as seen at start-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peer {
+    /// Its process id.
+    pub pid: i32,
+    /// A hash of its host name (equal hashes: the same node).
+    pub host: u64,
+}
+
+static PEERS: OnceLock<Vec<Peer>> = OnceLock::new();
+static HOST: OnceLock<u64> = OnceLock::new();
+/// Directory of the finished markers, with a trailing slash.
+static MARKERS: OnceLock<String> = OnceLock::new();
+static HINT: AtomicBool = AtomicBool::new(false);
+
+/// Records every world rank's process (indexed by world rank) and this
+/// process's host.
+pub fn install(peers: Vec<Peer>, my_host: u64) {
+    let _ = HOST.set(my_host);
+    // One directory per job and node: the run directory of `redio run`,
+    // else one named after world rank 0's process.
+    let dir = match std::env::var(redio_core::outcome::ENV_RUN_DIR) {
+        Ok(dir) => format!("{dir}/"),
+        Err(_) => {
+            let first = peers.first().copied().unwrap_or(Peer { pid: 0, host: 0 });
+            let tmp = std::env::temp_dir();
+            format!("{}/redio-job-{}-{:x}/", tmp.display(), first.pid, first.host)
+        }
+    };
+    let _ = MARKERS.set(dir);
+    let _ = PEERS.set(peers);
+}
+
+fn marker(world_rank: u32) -> Option<String> {
+    Some(format!("{}finished.{world_rank}\0", MARKERS.get()?))
+}
+
+/// Leaves this process's finished marker (before it exits without
+/// `MPI_Finalize`).
+pub fn mark_finished(world_rank: u32) {
+    let (Some(dir), Some(path)) = (MARKERS.get(), marker(world_rank)) else {
+        return;
+    };
+    let dir = format!("{dir}\0");
+    // SAFETY: NUL-terminated paths; raw system calls, so no hook sees them.
+    unsafe {
+        libc::syscall(libc::SYS_mkdirat, libc::AT_FDCWD, dir.as_ptr(), 0o700);
+        let fd = libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+            0o600,
+        );
+        if fd >= 0 {
+            libc::syscall(libc::SYS_close, fd);
+        }
+    }
+}
+
+/// Whether `world_rank` left a finished marker.
+pub fn finished(world_rank: u32) -> bool {
+    let Some(path) = marker(world_rank) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::syscall(libc::SYS_faccessat, libc::AT_FDCWD, path.as_ptr(), libc::F_OK) == 0 }
+}
+
+/// Whether `world_rank` died: gone without finishing.
+pub fn failed(world_rank: u32) -> bool {
+    !is_alive(world_rank) && !finished(world_rank)
+}
+
+/// True when a death hint arrived since the last call (and clears it).
+pub fn hinted() -> bool {
+    HINT.swap(false, Ordering::Relaxed)
+}
+
+/// Raises the death hint (async-signal-safe: one atomic store).
+pub fn hint() {
+    HINT.store(true, Ordering::Relaxed);
+}
+
+/// Whether `world_rank` is alive, as far as this process can tell: a
+/// process on another host, or before [`install`], counts as alive.
+pub fn is_alive(world_rank: u32) -> bool {
+    let (Some(peers), Some(&host)) = (PEERS.get(), HOST.get()) else {
+        return true;
+    };
+    match peers.get(world_rank as usize) {
+        Some(peer) if peer.host == host => process_alive(peer.pid),
+        _ => true,
+    }
+}
+
+/// The members of `world_ranks` known to be dead, in the given order.
+pub fn dead_among(world_ranks: &[u32]) -> Vec<u32> {
+    world_ranks
+        .iter()
+        .copied()
+        .filter(|&w| !is_alive(w))
+        .collect()
+}
+
+/// The first member of `world_ranks` known to be dead.
+pub fn first_dead(world_ranks: &[u32]) -> Option<u32> {
+    world_ranks.iter().copied().find(|&w| !is_alive(w))
+}
+
+/// A process on this host is alive unless it is gone or a zombie (dead,
+/// not yet reaped by its launcher).
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    if unsafe { libc::kill(pid, 0) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    {
+        return false;
+    }
+    !matches!(process_state(pid), Some(b'Z' | b'X' | b'x'))
+}
+
+/// The state letter of `/proc/PID/stat` (the field after the command name),
+/// read with raw system calls so that no hook sees it.
+fn process_state(pid: i32) -> Option<u8> {
+    let path = format!("/proc/{pid}/stat\0");
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    } as i32;
+    if fd < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 512];
+    // SAFETY: reading into a local buffer of its length.
+    let n = unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
+    // SAFETY: our own descriptor.
+    unsafe { libc::syscall(libc::SYS_close, fd) };
+    let text = buf.get(..usize::try_from(n).ok()?)?;
+    // "PID (COMM) S ...": COMM may contain spaces and parentheses.
+    let close = text.iter().rposition(|&b| b == b')')?;
+    text.get(close + 2).copied()
+}
+

@@ -1,0 +1,185 @@
+//! A replica is a unit: when one of its processes dies, the others stop.
+//!
+//! The failed replica cannot go on: its world lost a rank, and its
+//! remaining processes would hang in the application's next collective
+//! (MPICH reports nothing). A thread per process ([`start`]) checks the
+//! other processes of its replica every `faults.heartbeat` (at once on
+//! MPICH's death hint, `SIGUSR1`) and, when one is dead, retires this
+//! process ([`retire`]): it records the event and leaves with `_exit`,
+//! without `MPI_Finalize` (which would wait for the dead) and without
+//! touching MPI (the main thread may be inside it). The thread makes no
+//! MPI calls, so it needs no thread support from the MPI library.
+//!
+//! Under MPICH a process killed by a signal ends the whole job, whatever
+//! redio does; an exit does not. So with `on_replica_failure: continue`,
+//! fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) become an
+//! exit with code 128 + signal ([`install_signal_handlers`]).
+
+use crate::runtime::{liveness, log, membership, report};
+use redio_core::outcome::{Event, Process};
+use redio_core::topology::Topology;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Exit code of a retired process: it stopped on purpose.
+pub const EXIT_RETIRED: i32 = 0;
+/// Exit code when every replica of a logical rank is gone.
+pub const EXIT_RANK_LOST: i32 = 3;
+
+static TOPOLOGY: OnceLock<Topology> = OnceLock::new();
+static ME: OnceLock<u32> = OnceLock::new();
+static STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// Stops watching: this process is past the point where a peer's exit
+/// could mean a failure (every process reached `MPI_Finalize`).
+pub fn stop() {
+    STOPPED.store(true, Ordering::Relaxed);
+}
+
+/// Starts watching the processes of this process's replica (world rank
+/// `me`), checking every `period`.
+pub fn start(topology: Topology, me: u32, period: Duration) {
+    let _ = TOPOLOGY.set(topology);
+    let _ = ME.set(me);
+    let spawned = std::thread::Builder::new()
+        .name("redio-watchdog".into())
+        .spawn(move || watch(period));
+    if let Err(e) = spawned {
+        crate::log!(Warn, "cannot start the replica watchdog: {e}");
+    }
+}
+
+/// The other processes of this process's replica.
+fn own_replica() -> Vec<u32> {
+    let (Some(topology), Some(&me)) = (TOPOLOGY.get(), ME.get()) else {
+        return Vec::new();
+    };
+    let replica = topology.place(me).replica;
+    topology
+        .replica_members(replica)
+        .into_iter()
+        .filter(|&w| w != me)
+        .collect()
+}
+
+/// A process of this process's own replica that failed, if any.
+pub fn dead_in_own_replica() -> Option<u32> {
+    own_replica().into_iter().find(|&w| liveness::failed(w))
+}
+
+fn watch(period: Duration) {
+    let mine = own_replica();
+    // Short steps so that a hint is acted on quickly.
+    let step = period.min(Duration::from_millis(50));
+    let mut waited = Duration::ZERO;
+    loop {
+        std::thread::sleep(step);
+        waited += step;
+        if waited < period && !liveness::hinted() {
+            continue;
+        }
+        waited = Duration::ZERO;
+        if STOPPED.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(dead) = mine.iter().copied().find(|&w| liveness::failed(w)) {
+            retire(dead);
+        }
+    }
+}
+
+/// The process of world rank `w`.
+pub fn process(w: u32) -> Process {
+    let placement = TOPOLOGY.get().map(|t| t.place(w));
+    Process {
+        world_rank: w,
+        replica: placement.map_or(0, |p| p.replica),
+        rank: placement.map_or(0, |p| p.rank),
+    }
+}
+
+/// Leaves the job because `dead`, a process of this replica, died: logs
+/// it, records it, says so if a logical rank has no replica left, and
+/// exits without `MPI_Finalize`.
+pub fn retire(dead: u32) -> ! {
+    membership::note_failure();
+    let because = process(dead);
+    crate::log!(
+        Warn,
+        "world rank {dead} (replica {}, rank {}) died: replica {} is retired, this process \
+         stops",
+        because.replica,
+        because.rank,
+        because.replica
+    );
+    report::event(Event::Retired { because });
+    if let Some(lost) = lost_rank() {
+        lost_rank_exit(lost);
+    }
+    // SAFETY: leaving at once; nothing of this process is needed any more.
+    unsafe { libc::_exit(EXIT_RETIRED) }
+}
+
+/// A logical rank all of whose replicas are dead, if any.
+pub fn lost_rank() -> Option<u32> {
+    let topology = TOPOLOGY.get()?;
+    (0..topology.ranks()).find(|&rank| {
+        topology
+            .replica_set_members(rank)
+            .into_iter()
+            .all(liveness::failed)
+    })
+}
+
+/// Reports that every replica of logical rank `lost` died, and exits.
+pub fn lost_rank_exit(lost: u32) -> ! {
+    log::announce(format_args!(
+        "error: every replica of logical rank {lost} has failed: the job cannot complete"
+    ));
+    report::event(Event::RankLost { lost_rank: lost });
+    // SAFETY: leaving at once, as for a retirement.
+    unsafe { libc::_exit(EXIT_RANK_LOST) }
+}
+
+/// Installs the handlers: `SIGUSR1` (MPICH's death hint) raises the hint;
+/// fatal signals exit with 128 + signal instead of killing the process, so
+/// that MPICH's launcher treats the death as an exit and keeps the job.
+pub fn install_signal_handlers(convert_fatal: bool) {
+    // SAFETY: installing async-signal-safe handlers.
+    unsafe {
+        set_handler(libc::SIGUSR1, on_hint as extern "C" fn(i32) as usize);
+        if convert_fatal {
+            for signal in [
+                libc::SIGSEGV,
+                libc::SIGBUS,
+                libc::SIGFPE,
+                libc::SIGILL,
+                libc::SIGABRT,
+            ] {
+                set_handler(signal, on_fatal as extern "C" fn(i32) as usize);
+            }
+        }
+    }
+}
+
+unsafe fn set_handler(signal: i32, handler: usize) {
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = handler;
+    action.sa_flags = libc::SA_RESTART;
+    libc::sigemptyset(&mut action.sa_mask);
+    libc::sigaction(signal, &action, std::ptr::null_mut());
+}
+
+extern "C" fn on_hint(_: i32) {
+    liveness::hint();
+}
+
+extern "C" fn on_fatal(signal: i32) {
+    const MESSAGE: &[u8] = b"redio: fatal signal: this process exits so that the job survives\n";
+    // SAFETY: write and _exit are async-signal-safe.
+    unsafe {
+        libc::syscall(libc::SYS_write, 2, MESSAGE.as_ptr(), MESSAGE.len());
+        libc::_exit(128 + signal);
+    }
+}
