@@ -128,8 +128,11 @@ pub fn read_dir(dir: &Path) -> Vec<Record> {
 pub struct Summary {
     /// True when every logical rank finished on at least one replica.
     pub completed: bool,
-    /// Logical ranks no replica finished.
+    /// Logical ranks all of whose replicas failed (the cause of an
+    /// incomplete run).
     pub lost_ranks: Vec<u32>,
+    /// Logical ranks no replica finished.
+    pub unfinished_ranks: Vec<u32>,
     /// Processes that died (found dead by a survivor, or killed by an
     /// injected fault), with the time they were first reported.
     pub failed: Vec<Failure>,
@@ -184,6 +187,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
     let mut finished_ranks = vec![false; ranks as usize];
     let mut finished = 0;
     let mut fail_overs = Vec::new();
+    let mut lost = std::collections::BTreeSet::new();
     let mut note_failed = |process: Process, time: f64, seq: Option<u64>| {
         let entry = failed.entry(process.world_rank).or_insert(Failure {
             process,
@@ -221,7 +225,9 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
             }
             Event::Injected { seq, .. } => note_failed(record.process, record.time, Some(*seq)),
             Event::Retired { .. } => retired.push(record.process),
-            Event::RankLost { .. } => {}
+            Event::RankLost { lost_rank } => {
+                lost.insert(*lost_rank);
+            }
             Event::Finished => {
                 finished += 1;
                 if let Some(slot) = finished_ranks.get_mut(record.process.rank as usize) {
@@ -240,12 +246,13 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
             failed.remove(&record.process.world_rank);
         }
     }
-    let lost_ranks: Vec<u32> = (0..ranks)
+    let unfinished_ranks: Vec<u32> = (0..ranks)
         .filter(|&r| !finished_ranks[r as usize])
         .collect();
     Summary {
-        completed: lost_ranks.is_empty(),
-        lost_ranks,
+        completed: unfinished_ranks.is_empty(),
+        lost_ranks: lost.into_iter().collect(),
+        unfinished_ranks,
         failed: failed.into_values().collect(),
         retired,
         finished,
@@ -378,6 +385,6 @@ mod tests {
         let records = vec![record(2.0, process(0, 0, 0), Event::Finished)];
         let summary = summarize(&records, 2);
         assert!(!summary.completed);
-        assert_eq!(summary.lost_ranks, vec![1]);
+        assert_eq!(summary.unfinished_ranks, vec![1]);
     }
 }

@@ -73,7 +73,10 @@ pub fn run(args: RunArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Err(e) = std::fs::create_dir_all(&run_dir) {
-        eprintln!("redio run: cannot create the run directory {}: {e}", run_dir.display());
+        eprintln!(
+            "redio run: cannot create the run directory {}: {e}",
+            run_dir.display()
+        );
         return ExitCode::from(2);
     }
     let code = match command.status() {
@@ -97,7 +100,10 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary, launcher_code: u8
         }
         return launcher_code;
     }
-    eprint!("redio run: replica failures during the run:\n{}", summary.describe());
+    eprint!(
+        "redio run: replica failures during the run:\n{}",
+        summary.describe()
+    );
     if let Some(path) = written {
         eprintln!("redio run: summary written to {}", path.display());
     }
@@ -108,12 +114,26 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary, launcher_code: u8
         );
         0
     } else {
-        let lost: Vec<String> = summary.lost_ranks.iter().map(u32::to_string).collect();
-        eprintln!(
-            "redio run: error: every replica of logical rank(s) {} failed: the job did not \
-             complete",
-            lost.join(", ")
-        );
+        let list = |ranks: &[u32]| {
+            ranks
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if summary.lost_ranks.is_empty() {
+            eprintln!(
+                "redio run: error: no replica of logical rank(s) {} finished: the job did not \
+                 complete",
+                list(&summary.unfinished_ranks)
+            );
+        } else {
+            eprintln!(
+                "redio run: error: every replica of logical rank(s) {} failed: the job did not \
+                 complete",
+                list(&summary.lost_ranks)
+            );
+        }
         outcome::EXIT_RANK_LOST
     }
 }
@@ -130,7 +150,10 @@ fn write_summary(args: &RunArgs, run_dir: &Path, summary: &Summary) -> Option<Pa
     match std::fs::write(&path, json + "\n") {
         Ok(()) => Some(path),
         Err(e) => {
-            eprintln!("redio run: cannot write the summary {}: {e}", path.display());
+            eprintln!(
+                "redio run: cannot write the summary {}: {e}",
+                path.display()
+            );
             None
         }
     }

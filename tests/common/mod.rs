@@ -263,6 +263,8 @@ pub struct Launch<'a> {
     pub config: Option<PathBuf>,
     /// Seconds before the job counts as hung (default [`JOB_TIMEOUT_SECS`]).
     pub timeout: u32,
+    /// Under redio: more arguments for `redio run` (e.g. `--summary F`).
+    pub redio_args: Vec<String>,
 }
 
 impl<'a> Launch<'a> {
@@ -286,6 +288,7 @@ impl<'a> Launch<'a> {
             env: Vec::new(),
             config: None,
             timeout: JOB_TIMEOUT_SECS,
+            redio_args: Vec::new(),
         }
     }
 
@@ -298,6 +301,7 @@ impl<'a> Launch<'a> {
             env: Vec::new(),
             config: None,
             timeout: JOB_TIMEOUT_SECS,
+            redio_args: Vec::new(),
         }
     }
 
@@ -347,6 +351,7 @@ impl<'a> Launch<'a> {
                 if let Some(config) = &self.config {
                     command.arg("--config").arg(config);
                 }
+                command.args(&self.redio_args);
                 for arg in self.mpi.output_args(&out_dir) {
                     command.arg(format!("--launcher-arg={arg}"));
                 }

@@ -70,8 +70,7 @@ pub fn run<T>(
             Err(Stop::Errno(errno)) => return Err(errno),
             Err(Stop::Link(error)) => error,
         };
-        if settings::get()
-            .is_some_and(|c| c.faults.on_replica_failure == OnReplicaFailure::Abort)
+        if settings::get().is_some_and(|c| c.faults.on_replica_failure == OnReplicaFailure::Abort)
             && membership::any_member_dead()
         {
             crate::log!(

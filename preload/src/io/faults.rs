@@ -9,8 +9,8 @@
 //!   replica fails with that errno (e.g. `0:28` for ENOSPC on the writer);
 //! - `REDIO_TEST_READ_ERRNO=<replica>:<errno>`: likewise for every real
 //!   `pread` of a coordinated read (e.g. `0:5` for EIO on the master);
-//! - `REDIO_TEST_DIE=<world rank>:<operation>[:<how>[:<calls>]]`: that
-//!   process dies in coordinated operation number `operation` (its
+//! - `REDIO_TEST_DIE=<world rank>:<operation>[:<how>[:<calls>]],…`: that
+//!   process (each listed one) dies in coordinated operation number `operation` (its
 //!   sequence number, from 0), once every replica has announced it: before
 //!   touching the file (`calls` 0, the default), or right after its
 //!   `calls`-th real `pread`/`pwrite` (or leader call) of that operation,
@@ -57,7 +57,12 @@ struct Death {
 /// Parses `REDIO_TEST_DIE` for world rank `me`.
 fn death_for(me: u32) -> Option<Death> {
     let value = std::env::var("REDIO_TEST_DIE").ok()?;
-    let mut fields = value.split(':').map(str::trim);
+    value.split(',').find_map(|entry| parse_death(entry, me))
+}
+
+/// One entry of `REDIO_TEST_DIE`, if it is about world rank `me`.
+fn parse_death(entry: &str, me: u32) -> Option<Death> {
+    let mut fields = entry.split(':').map(str::trim);
     let rank: u32 = fields.next()?.parse().ok()?;
     let seq: u64 = fields.next()?.parse().ok()?;
     let signal = match fields.next().unwrap_or("exit") {

@@ -47,7 +47,12 @@ pub fn install(peers: Vec<Peer>, my_host: u64) {
         Err(_) => {
             let first = peers.first().copied().unwrap_or(Peer { pid: 0, host: 0 });
             let tmp = std::env::temp_dir();
-            format!("{}/redio-job-{}-{:x}/", tmp.display(), first.pid, first.host)
+            format!(
+                "{}/redio-job-{}-{:x}/",
+                tmp.display(),
+                first.pid,
+                first.host
+            )
         }
     };
     let _ = MARKERS.set(dir);
@@ -87,7 +92,14 @@ pub fn finished(world_rank: u32) -> bool {
         return false;
     };
     // SAFETY: a NUL-terminated path.
-    unsafe { libc::syscall(libc::SYS_faccessat, libc::AT_FDCWD, path.as_ptr(), libc::F_OK) == 0 }
+    unsafe {
+        libc::syscall(
+            libc::SYS_faccessat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::F_OK,
+        ) == 0
+    }
 }
 
 /// Whether `world_rank` died: gone without finishing.
@@ -169,4 +181,3 @@ fn process_state(pid: i32) -> Option<u8> {
     let close = text.iter().rposition(|&b| b == b')')?;
     text.get(close + 2).copied()
 }
-

@@ -183,7 +183,10 @@ pub fn recover(seq: u64) -> Option<Recovered> {
                 });
             }
             Meeting::Failed(code) => {
-                crate::log!(Error, "fail-over: the survivors could not meet (MPI code {code})");
+                crate::log!(
+                    Error,
+                    "fail-over: the survivors could not meet (MPI code {code})"
+                );
                 return None;
             }
             // Someone saw more dead (or another member died meanwhile):
