@@ -56,17 +56,18 @@ pub fn install(comm: ffi::MPI_Comm, members: Vec<u32>, replicas: Vec<u32>, me: u
 
 /// Records the replica set `comm` (rank in it = replica index): its
 /// members' world ranks are gathered with one polled `Iallgather`.
-pub fn install_from_comm(comm: ffi::MPI_Comm, my_world_rank: u32) {
+///
+/// # Safety
+/// `comm` is a valid communicator of this process, and every member calls
+/// this together.
+pub unsafe fn install_from_comm(comm: ffi::MPI_Comm, my_world_rank: u32) {
     let (mut me, mut size) = (0, 0);
-    // SAFETY: a valid communicator of this process.
-    unsafe {
-        pmpi::PMPI_Comm_rank(comm, &mut me);
-        pmpi::PMPI_Comm_size(comm, &mut size);
-    }
+    pmpi::PMPI_Comm_rank(comm, &mut me);
+    pmpi::PMPI_Comm_size(comm, &mut size);
     let mut members = vec![0u32; size.max(0) as usize];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the request, waited for here.
-    let rc = unsafe {
+    let mut request = std::mem::zeroed();
+    // Both buffers outlive the request, waited for here.
+    let rc = {
         pmpi::PMPI_Iallgather(
             (&my_world_rank as *const u32).cast(),
             1,

@@ -91,7 +91,11 @@ pub fn install_replica_world(replica_world: ffi::MPI_Comm) {
 /// Records the replica-set communicator the protocols will use (rank in
 /// it = replica index); its members become the live view of
 /// [`membership`].
-pub fn install_replica_set(replica_set: ffi::MPI_Comm, my_world_rank: u32) {
+///
+/// # Safety
+/// `replica_set` is a valid communicator of this process, and every member
+/// calls this together.
+pub unsafe fn install_replica_set(replica_set: ffi::MPI_Comm, my_world_rank: u32) {
     membership::install_from_comm(replica_set, my_world_rank);
 }
 
