@@ -80,10 +80,15 @@ impl Area {
         }
     }
 
-    /// Runs io_failover under redio with `env`.
+    /// Runs io_failover under redio with `env`, on MPICH.
     fn run(&self, degree: u32, env: &[(&str, String)]) -> Job {
-        let exe = compile_flavour(Mpi::Mpich, PROGRAM, Flavour::Fortify);
-        let mut launch = Launch::redio(Mpi::Mpich, RANKS, degree, "block", &exe)
+        self.run_on(Mpi::Mpich, degree, env)
+    }
+
+    /// Runs io_failover under redio with `env`, on `mpi`.
+    fn run_on(&self, mpi: Mpi, degree: u32, env: &[(&str, String)]) -> Job {
+        let exe = compile_flavour(mpi, PROGRAM, Flavour::Fortify);
+        let mut launch = Launch::redio(mpi, RANKS, degree, "block", &exe)
             .config(&self.config)
             .args([self.shared.display().to_string(), BLOCK.to_string()])
             .timeout(TIMEOUT);
@@ -141,10 +146,19 @@ struct Trial {
     victims: Vec<u32>,
 }
 
-/// Runs `trial`; returns why it failed, if it did.
+/// Runs `trial` on MPICH; returns why it failed, if it did.
 fn run_trial(name: &str, trial: &Trial) -> Result<(), String> {
+    run_trial_on(Mpi::Mpich, name, trial)
+}
+
+/// Runs `trial` on `mpi`; returns why it failed, if it did.
+fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
     let area = Area::new(name, trial.read, trial.write, "");
-    let job = area.run(trial.degree, &[("REDIO_TEST_DIE", trial.deaths.clone())]);
+    let job = area.run_on(
+        mpi,
+        trial.degree,
+        &[("REDIO_TEST_DIE", trial.deaths.clone())],
+    );
     let story = || format!("{trial:?}\n{job:#?}");
     if job.code != Some(0) {
         return Err(format!(
@@ -216,13 +230,13 @@ fn world(replica: u32, rank: u32) -> u32 {
     replica * RANKS + rank
 }
 
-#[test]
-fn survivors_finish_with_identical_output_after_random_deaths_mpich() {
+/// `count` random trials on `mpi` (see the module comment); panics with
+/// every failed trial.
+fn random_trials(mpi: Mpi, count: usize) {
     reference();
     let mut dice = Dice::new();
     let mut failures = Vec::new();
-    const TRIALS: usize = 28;
-    for i in 0..TRIALS {
+    for i in 0..count {
         // Coverage by construction: every read and write protocol, both
         // degrees, master and non-master victims; the moment is random.
         let read = READS[i % READS.len()];
@@ -253,16 +267,28 @@ fn survivors_finish_with_identical_output_after_random_deaths_mpich() {
             victims: vec![victim],
         };
         eprintln!("trial {i}: {trial:?}");
-        if let Err(why) = run_trial(&format!("random-{i}"), &trial) {
+        let name = format!("random-{}-{i}", mpi.key());
+        if let Err(why) = run_trial_on(mpi, &name, &trial) {
             failures.push(format!("trial {i}: {why}"));
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {TRIALS} trials failed:\n{}",
+        "{} of {count} trials failed:\n{}",
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn survivors_finish_with_identical_output_after_random_deaths_mpich() {
+    random_trials(Mpi::Mpich, 28);
+}
+
+#[test]
+fn survivors_finish_with_identical_output_after_random_deaths_openmpi() {
+    // Open MPI 4.1 under `--enable-recovery`: the same liveness back-end.
+    random_trials(Mpi::OpenMpi, 8);
 }
 
 #[test]

@@ -360,8 +360,10 @@ impl<'a> Launch<'a> {
         }
         command.args(&self.command);
         command.env_remove("REDIO_CONFIG");
-        if self.mpi == Mpi::OpenMpi && !self.env.is_empty() {
-            // mpirun forwards only the variables it is told about.
+        if self.mpi == Mpi::OpenMpi && self.redio.is_none() && !self.env.is_empty() {
+            // mpirun forwards only the variables it is told about (`redio
+            // run` passes -x itself, and Open MPI refuses both at once; its
+            // processes on this node inherit mpirun's environment).
             let names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
             command.env("OMPI_MCA_mca_base_env_list", names.join(";"));
         }

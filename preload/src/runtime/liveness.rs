@@ -31,6 +31,9 @@ pub struct Peer {
 }
 
 static PEERS: OnceLock<Vec<Peer>> = OnceLock::new();
+/// `REDIO_BENCH_NO_LIVENESS=1` turns every check off (peers count as
+/// alive), for measuring what fail-over readiness costs (benches/failover.py).
+static DISABLED: AtomicBool = AtomicBool::new(false);
 static HOST: OnceLock<u64> = OnceLock::new();
 /// Directory of the finished markers, with a trailing slash.
 static MARKERS: OnceLock<String> = OnceLock::new();
@@ -40,6 +43,10 @@ static HINT: AtomicBool = AtomicBool::new(false);
 /// process's host.
 pub fn install(peers: Vec<Peer>, my_host: u64) {
     let _ = HOST.set(my_host);
+    DISABLED.store(
+        std::env::var_os("REDIO_BENCH_NO_LIVENESS").is_some_and(|v| v == "1"),
+        Ordering::Relaxed,
+    );
     // One directory per job and node: the run directory of `redio run`,
     // else one named after world rank 0's process.
     let dir = match std::env::var(redio_core::outcome::ENV_RUN_DIR) {
@@ -117,12 +124,20 @@ pub fn hint() {
     HINT.store(true, Ordering::Relaxed);
 }
 
+/// True unless liveness checks are off (`REDIO_BENCH_NO_LIVENESS=1`).
+pub fn enabled() -> bool {
+    !DISABLED.load(Ordering::Relaxed)
+}
+
 /// Whether `world_rank` is alive, as far as this process can tell: a
 /// process on another host, or before [`install`], counts as alive.
 pub fn is_alive(world_rank: u32) -> bool {
     let (Some(peers), Some(&host)) = (PEERS.get(), HOST.get()) else {
         return true;
     };
+    if !enabled() {
+        return true;
+    }
     match peers.get(world_rank as usize) {
         Some(peer) if peer.host == host => process_alive(peer.pid),
         _ => true,

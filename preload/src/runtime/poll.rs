@@ -88,7 +88,7 @@ pub fn until_moved(
             Err(code) => return code,
             Ok(false) => {}
         }
-        if let Watch::Processes(ranks) = watch {
+        if let (Watch::Processes(ranks), true) = (watch, liveness::enabled()) {
             if checked.elapsed() >= WATCH_PERIOD || liveness::hinted() {
                 checked = Instant::now();
                 if liveness::first_dead(ranks).is_some() {

@@ -163,7 +163,7 @@ fn gather_processes(comm: ffi::MPI_Comm, topology: &Topology) -> Vec<u64> {
 /// retires a replica which lost a process, and the signal handlers
 /// ([`watchdog`]).
 fn start_fault_handling(config: &Config, topology: &Topology, world_rank: u32) {
-    if topology.degree() < 2 {
+    if topology.degree() < 2 || !liveness::enabled() {
         return;
     }
     let survive = config.faults.on_replica_failure == OnReplicaFailure::Continue;
