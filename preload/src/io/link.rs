@@ -9,7 +9,7 @@
 //! with [`LinkError::Timeout`].
 
 use crate::mpi::{ffi, pmpi};
-use crate::runtime::{membership, poll};
+use crate::runtime::{liveness, membership, poll};
 use redio_protocols::{LinkError, ReplicaLink};
 use std::time::Duration;
 
@@ -55,9 +55,12 @@ impl MpiLink {
 
     /// From now on, each wait gives up after `deadline` (plus the time its
     /// bytes need): set once every replica has announced the operation, so
-    /// that a peer still computing is never mistaken for a dead one.
+    /// that a peer still computing is never mistaken for a dead one. Only
+    /// peers on other nodes need it: the death of a peer on this node is
+    /// seen directly, and a slow but live one (a large read from a slow
+    /// file system) must not be given up on.
     pub fn set_deadline(&mut self, deadline: Option<Duration>) {
-        self.deadline = deadline;
+        self.deadline = deadline.filter(|_| !liveness::all_local(&self.others));
     }
 
     fn watch(&self) -> poll::Watch<'_> {

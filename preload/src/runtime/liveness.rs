@@ -144,6 +144,17 @@ pub fn is_alive(world_rank: u32) -> bool {
     }
 }
 
+/// Whether every one of `world_ranks` runs on this node, where its death
+/// is seen directly (no deadline needed to notice it).
+pub fn all_local(world_ranks: &[u32]) -> bool {
+    let (Some(peers), Some(&host)) = (PEERS.get(), HOST.get()) else {
+        return false;
+    };
+    world_ranks
+        .iter()
+        .all(|&w| peers.get(w as usize).is_some_and(|p| p.host == host))
+}
+
 /// The members of `world_ranks` known to be dead, in the given order.
 pub fn dead_among(world_ranks: &[u32]) -> Vec<u32> {
     world_ranks
