@@ -73,6 +73,15 @@ pub enum Event {
     Finished,
 }
 
+/// Bytes a process read from and wrote to shared files itself, so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bytes {
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+}
+
 /// One line of an event file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -81,6 +90,9 @@ pub struct Record {
     /// The process that wrote it.
     #[serde(flatten)]
     pub process: Process,
+    /// Its I/O on shared files up to this event.
+    #[serde(flatten, default)]
+    pub bytes: Bytes,
     /// What happened.
     #[serde(flatten)]
     pub event: Event,
@@ -142,6 +154,10 @@ pub struct Summary {
     pub finished: u32,
     /// Every fail-over, in time order.
     pub fail_overs: Vec<FailOverReport>,
+    /// Bytes the processes read from and wrote to the shared file system,
+    /// as of their last event (a process killed without a last word is
+    /// counted up to its previous event).
+    pub bytes: Bytes,
 }
 
 /// A dead process in the [`Summary`].
@@ -246,6 +262,14 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
             failed.remove(&record.process.world_rank);
         }
     }
+    let mut last: BTreeMap<u32, Bytes> = BTreeMap::new();
+    for record in records {
+        last.insert(record.process.world_rank, record.bytes);
+    }
+    let bytes = last.values().fold(Bytes::default(), |sum, b| Bytes {
+        bytes_read: sum.bytes_read + b.bytes_read,
+        bytes_written: sum.bytes_written + b.bytes_written,
+    });
     let unfinished_ranks: Vec<u32> = (0..ranks)
         .filter(|&r| !finished_ranks[r as usize])
         .collect();
@@ -257,6 +281,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
         retired,
         finished,
         fail_overs,
+        bytes,
     }
 }
 
@@ -321,6 +346,7 @@ mod tests {
         Record {
             time,
             process: p,
+            bytes: Bytes::default(),
             event,
         }
     }

@@ -18,7 +18,7 @@ mod common;
 use common::{compile_flavour, fresh_dir, Flavour, Job, Launch, Mpi};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 const PROGRAM: &str = "io/io_failover.c";
 const RANKS: u32 = 2;
@@ -134,6 +134,28 @@ fn reference() -> &'static BTreeMap<String, Vec<u8>> {
     })
 }
 
+/// Bytes written on the shared file system by a fault-free run of the
+/// same protocols and degree (computed once per combination).
+fn fault_free_written(mpi: Mpi, read: &str, write: &str, degree: u32) -> u64 {
+    type Key = (&'static str, String, String, u32);
+    static CACHE: Mutex<BTreeMap<Key, u64>> = Mutex::new(BTreeMap::new());
+    let key: Key = (mpi.key(), read.into(), write.into(), degree);
+    if let Some(&bytes) = CACHE.lock().unwrap().get(&key) {
+        return bytes;
+    }
+    let area = Area::new(
+        &format!("fault-free-{}-{read}-{write}-{degree}", mpi.key()),
+        read,
+        write,
+        "",
+    );
+    let job = area.run_on(mpi, degree, &[]);
+    assert_eq!(job.code, Some(0), "fault-free run failed:\n{job:#?}");
+    let bytes = area.summary()["bytes"]["bytes_written"].as_u64().unwrap();
+    CACHE.lock().unwrap().insert(key, bytes);
+    bytes
+}
+
 /// What a trial expects besides completion.
 #[derive(Debug)]
 struct Trial {
@@ -194,6 +216,22 @@ fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
     }
     if summary["completed"] != serde_json::Value::Bool(true) {
         return Err(format!("the summary says not completed: {summary:#}"));
+    }
+    // Bytes on the shared file system: what the protocol writes without a
+    // failure, plus at most one re-executed operation per failure, by every
+    // replica (docs/fault-tolerance.md, "What is written twice").
+    let written = summary["bytes"]["bytes_written"]
+        .as_u64()
+        .unwrap_or(u64::MAX);
+    let expected = fault_free_written(mpi, trial.read, trial.write, trial.degree);
+    let block: u64 = BLOCK.parse().unwrap();
+    let allowance = trial.victims.len() as u64 * u64::from(trial.degree) * block;
+    if written > expected + allowance {
+        return Err(format!(
+            "{written} bytes reached the shared file system; a fault-free run writes \
+             {expected}, and re-execution may add {allowance}:\n{}",
+            story()
+        ));
     }
     Ok(())
 }

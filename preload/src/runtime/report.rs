@@ -4,7 +4,7 @@
 
 use crate::io::route;
 use crate::runtime::world;
-use redio_core::outcome::{Event, Process, Record, ENV_RUN_DIR};
+use redio_core::outcome::{Bytes, Event, Process, Record, ENV_RUN_DIR};
 use std::io::Write;
 
 /// This process, once its placement is known.
@@ -23,9 +23,14 @@ pub fn event(event: Event) {
     let (Some(dir), Some(process)) = (std::env::var_os(ENV_RUN_DIR), me()) else {
         return;
     };
+    let (bytes_read, bytes_written) = crate::io::faults::bytes_moved();
     let line = Record {
         time: redio_core::outcome::now(),
         process,
+        bytes: Bytes {
+            bytes_read,
+            bytes_written,
+        },
         event,
     }
     .to_line();
