@@ -51,6 +51,14 @@ pub enum Event {
         /// Seconds from the start of the failed wait to the agreement.
         recovery_seconds: f64,
     },
+    /// This process saw processes dead outside a coordinated operation
+    /// (at `MPI_Finalize`) and finished without them.
+    DeathSeen {
+        /// The processes found dead.
+        failed: Vec<Process>,
+        /// Where (`MPI_Finalize`).
+        at: String,
+    },
     /// This process stopped because another process of its replica died:
     /// a replica is retired as a unit.
     Retired {
@@ -240,6 +248,11 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
                 });
             }
             Event::Injected { seq, .. } => note_failed(record.process, record.time, Some(*seq)),
+            Event::DeathSeen { failed: dead, .. } => {
+                for &process in dead {
+                    note_failed(process, record.time, None);
+                }
+            }
             Event::Retired { .. } => retired.push(record.process),
             Event::RankLost { lost_rank } => {
                 lost.insert(*lost_rank);

@@ -31,7 +31,7 @@ pub fn before_finalize() -> Finalize {
     report::event(Event::Finished);
     let everyone: Vec<u32> = (0..world::identity().map_or(0, |i| i.world_size)).collect();
     if membership::failures_seen() || liveness::first_dead(&everyone).is_some() {
-        return leave_without_finalize();
+        return leave_without_finalize(&everyone);
     }
     let [operations, read, written] = crate::io::counters();
     let mine = [world::translated_count(), operations, read, written];
@@ -52,7 +52,7 @@ pub fn before_finalize() -> Finalize {
     if rc == unsafe { ffi::redio_mpi_success }
         && poll::wait_watching(&mut request, poll::Watch::Processes(&everyone)) == poll::PEER_DIED
     {
-        return leave_without_finalize();
+        return leave_without_finalize(&everyone);
     }
     // Everyone reached MPI_Finalize: exits from here on are not failures.
     watchdog::stop();
@@ -79,8 +79,18 @@ pub fn before_finalize() -> Finalize {
 
 /// After a failure: stop translating, keep every communicator (freeing one
 /// with a dead member can wait for the dead), and skip `PMPI_Finalize`.
-fn leave_without_finalize() -> Finalize {
+fn leave_without_finalize(everyone: &[u32]) -> Finalize {
     membership::note_failure();
+    let failed: Vec<_> = everyone
+        .iter()
+        .copied()
+        .filter(|&w| liveness::failed(w))
+        .map(watchdog::process)
+        .collect();
+    report::event(Event::DeathSeen {
+        failed,
+        at: "MPI_Finalize".into(),
+    });
     if let Some(identity) = world::identity() {
         liveness::mark_finished(identity.world_rank);
     }
