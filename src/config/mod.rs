@@ -53,7 +53,7 @@ pub use named::Named;
 pub use rules::{FileFacts, ResolvedIo};
 pub use schema::{
     Checksum, Config, Faults, Io, IoRule, Layout, Local, Log, LogLevel, OnMismatch, OpenMode,
-    Parity, ParityScheme, ParityTrigger, ReadProtocol, Remap, Replication, Shared, Source, Voting,
+    Parity, ParityScheme, ParityWhen, ReadProtocol, Remap, Replication, Shared, Source, Voting,
     WriteProtocol, DEFAULT_SHARED_FS_TYPES,
 };
 pub use template::{check_template, expand_placeholders, PLACEHOLDERS};

@@ -339,7 +339,13 @@ pub struct Parity {
     /// Parity blocks per set for `rs`; at least 1 and below `set_size`.
     pub rs_parity: u32,
     /// When parity is computed.
-    pub trigger: ParityTrigger,
+    pub when: ParityWhen,
+    /// Which files each rank protects: absolute path globs (`*`, `**`,
+    /// `?`) that may contain `{rank}` and `{replica}`.
+    pub files: Vec<String>,
+    /// The failure group of a rank (a template with `{rank}` and
+    /// `{replica}`); the host name when unset.
+    pub failure_group: Option<String>,
     /// Where redundancy files go; beside the data files when unset.
     #[serde(serialize_with = "emit::escaped_opt")]
     pub dir: Option<PathBuf>,
@@ -351,7 +357,9 @@ impl Default for Parity {
             scheme: ParityScheme::None,
             set_size: 8,
             rs_parity: 2,
-            trigger: ParityTrigger::Finalize,
+            when: ParityWhen::Finalize,
+            files: Vec::new(),
+            failure_group: None,
             dir: None,
         }
     }
@@ -376,12 +384,14 @@ named_enum! {
 
 named_enum! {
     /// When parity is computed.
-    pub enum ParityTrigger ("trigger") {
+    pub enum ParityWhen ("when") {
         /// In `MPI_Finalize`.
         #[default]
         Finalize = "finalize",
         /// When a matching output file is closed.
         Close = "close",
+        /// Only when the application calls `redio_protect`.
+        Manual = "manual",
     }
 }
 
