@@ -15,6 +15,8 @@ use redio_core::job;
 pub fn before_finalize() {
     crate::io::stop();
     let _inside = InsideMpi::enter();
+    // Lazy parity (`parity.when: finalize`), while the replica world lives.
+    crate::parity::at_finalize();
     let [operations, read, written] = crate::io::counters();
     let mine = [world::translated_count(), operations, read, written];
     let mut total = [0u64; 4];

@@ -1,0 +1,156 @@
+//! Lazy parity inside the MPI job: the ranks of each replica world protect
+//! their own node-local files across ranks (`docs/parity.md`).
+//!
+//! - [`transport`]: the ring engine's `Transport` over PMPI;
+//! - [`collective`]: the polled collectives the protect step needs;
+//! - [`protect`]: the collective protect step, which writes redundancy
+//!   files the offline tools read;
+//! - [`select`]: which files `parity.files` selects, and their root.
+//!
+//! Triggers: `parity.when: finalize` runs [`at_finalize`] in the
+//! `MPI_Finalize` wrapper; `manual` leaves it to `redio_protect` (see
+//! `capi.rs`); `close` is accepted but computed at `MPI_Finalize` for now.
+
+pub mod collective;
+pub mod protect;
+pub mod select;
+pub mod transport;
+
+use crate::runtime::{guard::InsideMpi, settings, world};
+use redio_core::config::{expand_placeholders, Config, ParityScheme, ParityWhen};
+use redio_parity::scheme::Scheme;
+use select::Selection;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Redundancy file name prefix (what the offline tools look for by default).
+pub const PREFIX: &str = "redio-parity";
+/// Pipeline piece size.
+const PIECE: usize = 1 << 20;
+
+/// The configured scheme, or None for `parity.scheme: none`.
+fn scheme(config: &Config) -> Option<Scheme> {
+    let p = &config.parity;
+    Some(match p.scheme {
+        ParityScheme::None => return None,
+        ParityScheme::Single => Scheme::Single,
+        ParityScheme::Partner => Scheme::Partner { copies: 1 },
+        ParityScheme::Xor => Scheme::Xor,
+        ParityScheme::Rs => Scheme::Rs {
+            k: p.rs_parity.min(255) as u8,
+        },
+    })
+}
+
+/// This host's name.
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `len` bytes into the buffer.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {
+        return "unknown-host".into();
+    }
+    let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// Runs the protect step on `selection` with the configured scheme,
+/// collective over this process's replica world, and logs the outcome.
+/// Returns false (after logging why) when it failed.
+fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
+    let _inside = InsideMpi::enter();
+    let Some(identity) = world::identity() else {
+        crate::log!(Error, "parity: the replica mapping is not known");
+        return false;
+    };
+    let (replica, rank) = (identity.placement.replica, identity.placement.rank);
+    let host = host_name();
+    let group = match &config.parity.failure_group {
+        Some(t) => expand_placeholders(t, replica, rank),
+        None => host.clone(),
+    };
+    let req = protect::Request {
+        scheme,
+        set_size: config.parity.set_size as usize,
+        root: selection.root,
+        files: selection.files,
+        group,
+        host,
+        world_rank: identity.world_rank,
+        prefix: PREFIX.into(),
+        piece: PIECE,
+    };
+    let started = Instant::now();
+    match protect::protect(world::replica_world(), &req) {
+        Ok(out) => {
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            crate::log!(
+                Info,
+                "parity: {} protected {} file(s), {} bytes, in {:.3} s ({:.0} MB/s); sent {} \
+                 received {} read {} bytes",
+                out.path.display(),
+                req.files.len(),
+                out.protected,
+                secs,
+                out.protected as f64 / secs / 1e6,
+                out.traffic.sent,
+                out.traffic.received,
+                out.traffic.read
+            );
+            true
+        }
+        Err(e) => {
+            crate::log!(Error, "parity: {e}; no redundancy file written");
+            false
+        }
+    }
+}
+
+/// The `parity.when: finalize` (and, for now, `close`) trigger: protects
+/// the files `parity.files` selects. Collective; called by every process
+/// in the `MPI_Finalize` wrapper before redio's communicators are freed.
+pub fn at_finalize() {
+    let Some(config) = settings::get() else {
+        return;
+    };
+    let Some(scheme) = scheme(config) else {
+        return;
+    };
+    if config.parity.when == ParityWhen::Manual || config.parity.files.is_empty() {
+        return;
+    }
+    let Some(identity) = world::identity() else {
+        return;
+    };
+    let (replica, rank) = (identity.placement.replica, identity.placement.rank);
+    match select::select(&config.parity.files, replica, rank, PREFIX) {
+        Ok(sel) => {
+            run(config, scheme, sel);
+        }
+        Err(e) => {
+            // Every rank expands the same patterns, so every rank fails
+            // here alike: nobody is left waiting in the protect step.
+            crate::log!(Error, "parity: {e}; no redundancy file written");
+        }
+    }
+}
+
+/// `redio_protect`: protects exactly `paths` (absolute) with the configured
+/// scheme. Collective over the replica world. Returns whether it succeeded.
+pub fn protect_now(paths: &[PathBuf]) -> Result<(), String> {
+    let config = settings::get().ok_or("redio is not initialised (call after MPI_Init)")?;
+    let scheme = scheme(config).ok_or("parity.scheme is none: nothing to compute")?;
+    // A bad path list must not leave the other ranks waiting: the protect
+    // step agrees on every rank's preparation, so go in with an empty list.
+    let sel = select::explicit(paths);
+    let err = sel.as_ref().err().cloned();
+    let sel = sel.unwrap_or(Selection {
+        root: PathBuf::from("/nonexistent-redio-root"),
+        files: vec![String::new()],
+    });
+    let ok = run(config, scheme, sel);
+    match (err, ok) {
+        (Some(e), _) => Err(e),
+        (None, true) => Ok(()),
+        (None, false) => Err("the protect step failed (see the log)".into()),
+    }
+}
