@@ -63,6 +63,13 @@ impl Case {
 
     /// Runs the application; returns the base directory.
     fn run(&self) -> PathBuf {
+        // rs_parity only matters for rs, but the configuration broadcast
+        // re-checks it against set_size (a known issue), so give a valid one.
+        let rs_parity = if self.scheme == "rs" {
+            self.rs_parity
+        } else {
+            1
+        };
         let base = fresh_dir(&self.name());
         let data = base.join("data");
         std::fs::create_dir_all(&data).unwrap();
@@ -72,21 +79,12 @@ impl Case {
             &config,
             format!(
                 "version: 1\nlocal:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
-                 {}\n  when: {}\n  failure_group: \"node{{rank}}\"\n  files:\n    - \
+                 rs_parity: {}\n  when: {}\n  failure_group: \"node{{rank}}\"\n  files:\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/*.dat\"\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\nlog:\n  level: info\n",
                 self.scheme,
                 self.set_size,
-                // rs_parity only matters for rs, but the configuration
-                // broadcast re-checks it against set_size (a known issue).
-                format!(
-                    "rs_parity: {}",
-                    if self.scheme == "rs" {
-                        self.rs_parity
-                    } else {
-                        1
-                    }
-                ),
+                rs_parity,
                 if self.protect_call {
                     "manual"
                 } else {
@@ -387,7 +385,7 @@ fn a_bad_files_pattern_fails_every_rank_alike_without_hanging() {
         "{}",
         job.stderr
     );
-    let rdps = snapshot(&[base.clone()])
+    let rdps = snapshot(std::slice::from_ref(&base))
         .keys()
         .filter(|p| p.extension().is_some_and(|x| x == "rdp"))
         .count();
