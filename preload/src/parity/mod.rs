@@ -62,6 +62,16 @@ fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
         crate::log!(Error, "parity: the replica mapping is not known");
         return false;
     };
+    if identity.mode != world::Mode::Builtin && identity.degree > 1 {
+        // Without redio's own replica worlds, MPI_COMM_WORLD mixes the
+        // replicas: sets would span them. Every process sees the same mode.
+        crate::log!(
+            Error,
+            "parity: needs redio's built-in replica worlds when r > 1 (external mode); \
+             no redundancy file written"
+        );
+        return false;
+    }
     let (replica, rank) = (identity.placement.replica, identity.placement.rank);
     let host = host_name();
     let group = match &config.parity.failure_group {

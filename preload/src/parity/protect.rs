@@ -97,13 +97,6 @@ pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, Str
 
 /// Builds the sets, finds this rank's place and reads its files' metadata.
 fn prepare(req: &Request, rank: usize, groups: &[String]) -> Result<(Place, MemberMeta), String> {
-    req.scheme
-        .validate(req.set_size.min(groups.len()).max(1))
-        .or_else(|e| match req.scheme {
-            Scheme::Single => Ok(()),
-            _ => Err(e),
-        })
-        .map_err(|e| format!("parity.set_size: {e}"))?;
     let sets = build_sets(groups, req.set_size, req.scheme).map_err(|e| e.to_string())?;
     let (set_id, set) = sets
         .iter()
