@@ -26,6 +26,8 @@ struct Case {
     degree: u32,
     set_size: u32,
     protect_call: bool,
+    /// `parity.engine`, when set.
+    engine: Option<&'static str>,
 }
 
 impl Case {
@@ -38,6 +40,7 @@ impl Case {
             degree: 1,
             set_size,
             protect_call: false,
+            engine: None,
         }
     }
 
@@ -51,13 +54,14 @@ impl Case {
 
     fn name(&self) -> String {
         format!(
-            "pm-{}-{}-n{}-r{}-s{}{}",
+            "pm-{}-{}-n{}-r{}-s{}{}{}",
             self.mpi.key(),
             self.scheme,
             self.ranks,
             self.degree,
             self.set_size,
-            if self.protect_call { "-api" } else { "" }
+            if self.protect_call { "-api" } else { "" },
+            self.engine.map(|e| format!("-{e}")).unwrap_or_default()
         )
     }
 
@@ -81,7 +85,7 @@ impl Case {
                 "version: 1\nlocal:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
                  rs_parity: {}\n  when: {}\n  failure_group: \"node{{rank}}\"\n  files:\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/*.dat\"\n    - \
-                 \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\nlog:\n  level: info\n",
+                 \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\n  engine: {}\nlog:\n  level: info\n",
                 self.scheme,
                 self.set_size,
                 rs_parity,
@@ -90,6 +94,7 @@ impl Case {
                 } else {
                     "finalize"
                 },
+                self.engine.unwrap_or("ring"),
             ),
         )
         .unwrap();
@@ -98,11 +103,11 @@ impl Case {
         if self.protect_call {
             args.push("protect".into());
         }
-        let job = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
+        let launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)
             .args(args)
-            .timeout(60)
-            .run();
+            .timeout(60);
+        let job = launch.run();
         job.assert_success();
         data
     }
@@ -280,6 +285,16 @@ fn two_replicas_each_protect_their_own_files() {
     for scheme in ["xor", "rs"] {
         let mut case = Case::new(scheme, if scheme == "rs" { 3 } else { 4 }, 4);
         case.degree = 2;
+        check(&case);
+    }
+}
+
+#[test]
+fn reduce_scatter_engine_gives_parity_that_verifies_and_rebuilds() {
+    // verify recomputes the parity, so a wrong byte from this engine fails.
+    for (scheme, ranks, set) in [("xor", 2, 2), ("xor", 6, 4), ("rs", 4, 4), ("rs", 8, 4)] {
+        let mut case = Case::new(scheme, ranks, set);
+        case.engine = Some("reduce_scatter");
         check(&case);
     }
 }

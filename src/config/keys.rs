@@ -9,8 +9,8 @@
 
 use super::raw::{mapping, RawDoc, Val};
 use super::schema::{
-    Checksum, Config, Layout, LogLevel, OnMismatch, ParityScheme, ParityWhen, ReadProtocol, Source,
-    WriteProtocol,
+    Checksum, Config, Layout, LogLevel, OnMismatch, ParityEngine, ParityScheme, ParityWhen,
+    ReadProtocol, Source, WriteProtocol,
 };
 use super::value::{Bool, Choice, FilePath, Int, Kind, Opt, Size, Span, Template};
 
@@ -47,6 +47,7 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
             "when",
             "files",
             "failure_group",
+            "engine",
             "dir",
         ],
     ),
@@ -154,6 +155,7 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(parity.rs_parity, Int::<u32>::at_least(1)),
         scalar!(parity.when, Choice::<ParityWhen>::new()),
         scalar!(parity.failure_group, Opt(Template)),
+        scalar!(parity.engine, Choice::<ParityEngine>::new()),
         scalar!(parity.dir, Opt(FilePath)),
         scalar!(log.level, Choice::<LogLevel>::new()),
         scalar!(log.file, Opt(Template)),

@@ -277,6 +277,7 @@ mod tests {
         ("parity", "rs_parity", "", "3", "1"),
         ("parity", "when", "", "close", "manual"),
         ("parity", "failure_group", "", "g{rank}", "h{rank}"),
+        ("parity", "engine", "", "reduce_scatter", "ring"),
         ("parity", "dir", "", "/parity/file", "/parity/env"),
         ("log", "level", "", "info", "trace"),
         ("log", "file", "", "/l/{rank}.log", "/l/{replica}.log"),

@@ -319,6 +319,7 @@ pub(crate) struct RawParity {
     pub when: Option<Val>,
     pub files: Option<Items<Val>>,
     pub failure_group: Option<Val>,
+    pub engine: Option<Val>,
     pub dir: Option<Val>,
 }
 

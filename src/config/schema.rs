@@ -346,6 +346,8 @@ pub struct Parity {
     /// The failure group of a rank (a template with `{rank}` and
     /// `{replica}`); the host name when unset.
     pub failure_group: Option<String>,
+    /// How XOR / RS parity travels between ranks.
+    pub engine: ParityEngine,
     /// Where redundancy files go; beside the data files when unset.
     #[serde(serialize_with = "emit::escaped_opt")]
     pub dir: Option<PathBuf>,
@@ -360,6 +362,7 @@ impl Default for Parity {
             when: ParityWhen::Finalize,
             files: Vec::new(),
             failure_group: None,
+            engine: ParityEngine::Ring,
             dir: None,
         }
     }
@@ -392,6 +395,17 @@ named_enum! {
         Close = "close",
         /// Only when the application calls `redio_protect`.
         Manual = "manual",
+    }
+}
+
+named_enum! {
+    /// How XOR / RS parity travels between the ranks of a set.
+    pub enum ParityEngine ("engine") {
+        /// The pipelined ring (redset's, receiver-driven).
+        #[default]
+        Ring = "ring",
+        /// One `MPI_Reduce_scatter_block` per piece (Gropp et al.).
+        ReduceScatter = "reduce_scatter",
     }
 }
 

@@ -11,6 +11,7 @@ extern const MPI_Datatype redio_mpi_int;
 extern const MPI_Datatype redio_mpi_uint64;
 extern const MPI_Op redio_mpi_min;
 extern const MPI_Op redio_mpi_sum;
+extern const MPI_Op redio_mpi_bxor;
 extern const MPI_Group redio_mpi_group_null;
 extern MPI_Status *const redio_mpi_status_ignore;
 extern void *const redio_mpi_in_place;

@@ -7,7 +7,8 @@ use crate::runtime::poll;
 /// Longest failure-group name exchanged (longer names are cut).
 pub const NAME_MAX: usize = 255;
 
-fn ok(rc: i32, what: &str) -> Result<(), String> {
+/// `Ok` for `MPI_SUCCESS`, else an error naming the call.
+pub(crate) fn ok(rc: i32, what: &str) -> Result<(), String> {
     if rc == unsafe { ffi::redio_mpi_success } {
         Ok(())
     } else {
@@ -100,6 +101,19 @@ impl OwnComm {
         ok(
             unsafe { pmpi::PMPI_Comm_dup(comm, &mut out) },
             "MPI_Comm_dup",
+        )?;
+        Ok(OwnComm(out))
+    }
+}
+
+impl OwnComm {
+    /// Splits `comm` by `color`, ordered by `key` (collective over it).
+    pub(crate) fn split(comm: ffi::MPI_Comm, color: i32, key: i32) -> Result<Self, String> {
+        let mut out = unsafe { ffi::redio_mpi_comm_null };
+        // SAFETY: a valid communicator and an out-parameter.
+        ok(
+            unsafe { pmpi::PMPI_Comm_split(comm, color, key, &mut out) },
+            "MPI_Comm_split",
         )?;
         Ok(OwnComm(out))
     }

@@ -13,11 +13,12 @@
 
 pub mod collective;
 pub mod protect;
+pub mod reduce_scatter;
 pub mod select;
 pub mod transport;
 
 use crate::runtime::{guard::InsideMpi, settings, world};
-use redio_core::config::{expand_placeholders, Config, ParityScheme, ParityWhen};
+use redio_core::config::{expand_placeholders, Config, ParityEngine, ParityScheme, ParityWhen};
 use redio_parity::scheme::Scheme;
 use select::Selection;
 use std::path::PathBuf;
@@ -88,6 +89,10 @@ fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
         world_rank: identity.world_rank,
         prefix: PREFIX.into(),
         piece: PIECE,
+        engine: match config.parity.engine {
+            ParityEngine::Ring => protect::Engine::Ring,
+            ParityEngine::ReduceScatter => protect::Engine::ReduceScatter,
+        },
     };
     let started = Instant::now();
     match protect::protect(world::replica_world(), &req) {

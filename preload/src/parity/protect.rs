@@ -15,6 +15,7 @@
 //!    renamed into place only once every rank of the world has succeeded.
 
 use super::collective::{all_agree, allgather_names, rank_and_size, OwnComm};
+use super::reduce_scatter;
 use super::transport::MpiTransport;
 use crate::mpi::ffi;
 use redio_parity::files::{self, AtomicFile, LogicalReader};
@@ -49,6 +50,17 @@ pub struct Request {
     pub prefix: String,
     /// Pipeline piece size in bytes.
     pub piece: usize,
+    /// XOR / RS engine (the same on every rank).
+    pub engine: Engine,
+}
+
+/// How XOR / RS parity travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The pipelined ring of `redio_parity::ring` (the default).
+    Ring,
+    /// One `MPI_Ireduce_scatter_block` per piece (Gropp et al.), to compare.
+    ReduceScatter,
 }
 
 /// What one rank did.
@@ -81,7 +93,20 @@ pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, Str
     let ranks: Vec<i32> = set.iter().map(|&r| r as i32).collect();
     let mut t = MpiTransport::new(own.0, ranks, me);
     let metas = exchange(&mut t, mine, size as u32)?;
-    let written = write_file(req, &mut t, set_id, set_count, size as u32, metas);
+    let set_comm = match (req.engine, req.scheme) {
+        (Engine::ReduceScatter, Scheme::Xor | Scheme::Rs { .. }) => {
+            Some(OwnComm::split(own.0, set_id as i32, me as i32)?)
+        }
+        _ => None,
+    };
+    let written = write_file(
+        req,
+        &mut t,
+        set_comm.as_ref(),
+        (set_id, set_count, size as u32),
+        metas,
+    );
+    drop(set_comm);
     t.flush()?;
     drop(t);
     let ok = all_agree(own.0, written.is_ok())?;
@@ -159,14 +184,16 @@ fn exchange(
 
 /// Computes and writes this member's redundancy file (fsynced, not yet
 /// committed).
+/// `set_comm` (the set alone, member i at rank i) selects the
+/// reduce-scatter engine; `ids` are the set id, set count and rank count.
 fn write_file(
     req: &Request,
     t: &mut MpiTransport,
-    set_id: u32,
-    set_count: u32,
-    logical_ranks: u32,
+    set_comm: Option<&OwnComm>,
+    ids: (u32, u32, u32),
     metas: Vec<MemberMeta>,
 ) -> Result<(AtomicFile, Outcome), String> {
+    let (set_id, set_count, logical_ranks) = ids;
     let me = t.member();
     let p = metas.len();
     let template = offline::template_header(req.scheme, set_id, set_count, logical_ranks, metas);
@@ -197,7 +224,12 @@ fn write_file(
                 out.write_at(bytes, hlen + j as u64 * chunk + off)
                     .map_err(io)
             };
-            ring::encode(&code, best(), t, chunk, piece, &mut read, &mut write)?
+            match set_comm {
+                None => ring::encode(&code, best(), t, chunk, piece, &mut read, &mut write)?,
+                Some(c) => {
+                    reduce_scatter::encode(c.0, &code, best(), chunk, piece, &mut read, &mut write)?
+                }
+            }
         }
         Scheme::Partner { copies } => partner_copies(
             &template,

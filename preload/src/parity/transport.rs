@@ -11,6 +11,7 @@
 //! [`poll::until_moved`] while also progressing the pending sends, so a
 //! waiting rank sleeps instead of busy-polling in MPICH.
 
+use super::collective::ok;
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::poll;
 use redio_parity::ring::Transport;
@@ -27,14 +28,6 @@ pub struct MpiTransport {
     member: usize,
     /// Posted sends and the buffers they read from.
     pending: Vec<(ffi::MPI_Request, Vec<u8>)>,
-}
-
-fn ok(rc: i32, what: &str) -> Result<(), String> {
-    if rc == unsafe { ffi::redio_mpi_success } {
-        Ok(())
-    } else {
-        Err(format!("{what} failed with MPI error code {rc}"))
-    }
 }
 
 impl MpiTransport {
