@@ -101,7 +101,7 @@ fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
             crate::log!(
                 Info,
                 "parity: {} protected {} file(s), {} bytes, in {:.3} s ({:.0} MB/s); sent {} \
-                 received {} read {} bytes",
+                 received {} read {} bytes; metadata {:.3} s, encode {:.3} s, commit {:.3} s",
                 out.path.display(),
                 req.files.len(),
                 out.protected,
@@ -109,7 +109,10 @@ fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
                 out.protected as f64 / secs / 1e6,
                 out.traffic.sent,
                 out.traffic.received,
-                out.traffic.read
+                out.traffic.read,
+                out.phases[0],
+                out.phases[1],
+                out.phases[2]
             );
             true
         }

@@ -72,6 +72,9 @@ pub struct Outcome {
     pub protected: u64,
     /// Bytes moved by this rank.
     pub traffic: Traffic,
+    /// Seconds spent reading metadata and CRCs (with agreeing on them),
+    /// encoding and writing, and agreeing and committing.
+    pub phases: [f64; 3],
 }
 
 /// This rank's place: set id, set count, members (logical ranks), index.
@@ -82,6 +85,7 @@ pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, Str
     let own = OwnComm::dup(comm)?;
     let (rank, size) = rank_and_size(own.0)?;
     let groups = allgather_names(own.0, &req.group)?;
+    let started = std::time::Instant::now();
     let prepared = prepare(req, rank, &groups);
     if !all_agree(own.0, prepared.is_ok())? {
         return Err(match prepared {
@@ -92,6 +96,7 @@ pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, Str
     let ((set_id, set_count, set, me), mine) = prepared?;
     let ranks: Vec<i32> = set.iter().map(|&r| r as i32).collect();
     let mut t = MpiTransport::new(own.0, ranks, me);
+    let prepare_s = started.elapsed().as_secs_f64();
     let metas = exchange(&mut t, mine, size as u32)?;
     let set_comm = match (req.engine, req.scheme) {
         (Engine::ReduceScatter, Scheme::Xor | Scheme::Rs { .. }) => {
@@ -109,14 +114,20 @@ pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, Str
     drop(set_comm);
     t.flush()?;
     drop(t);
+    let encode_s = started.elapsed().as_secs_f64() - prepare_s;
     let ok = all_agree(own.0, written.is_ok())?;
-    let (out, outcome) = written?;
+    let (out, mut outcome) = written?;
     if !ok {
         // Dropping `out` removes the temporary file: no half-protected set.
         return Err("another rank failed to write its redundancy file (see its message)".into());
     }
     out.commit()
         .map_err(|e| format!("{}: {e}", outcome.path.display()))?;
+    outcome.phases = [
+        prepare_s,
+        encode_s,
+        started.elapsed().as_secs_f64() - prepare_s - encode_s,
+    ];
     Ok(outcome)
 }
 
@@ -254,6 +265,7 @@ fn write_file(
             path,
             protected,
             traffic,
+            phases: [0.0; 3],
         },
     ))
 }
