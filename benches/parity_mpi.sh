@@ -3,7 +3,8 @@
 # preload's ring encode at MPI_Finalize, and rebuild throughput of the
 # offline rebuild of one lost rank, for XOR and RS(k=2), 2 and 4 ranks,
 # 64 and 256 MiB per rank, on tmpfs and on disk. Also prints the memory
-# bound (memcpy and XOR of 64 MiB) measured in the same run.
+# bound (memcpy and XOR of 64 MiB) measured in the same run. Both XOR / RS
+# engines: the ring and MPI_Reduce_scatter_block (parity.engine).
 #
 # Usage: benches/parity_mpi.sh [DISK_DIR] [REPS]   (after scripts/build.sh)
 # MPICH only; not part of the test suite.
@@ -23,8 +24,8 @@ echo "== memory bound (64 MiB, one core)"
 cargo run --release -q -p redio-parity --example parity_kernel 2>/dev/null |
   sed -n '/size 64 MiB/,$p' | grep -E 'memcpy|xor/gfni|mad/gfni'
 
-run() { # base scheme(config) rs_parity ranks mib
-  local base=$1 scheme=$2 k=$3 n=$4 mib=$5 apply=() rebuild=() sent=""
+run() { # base scheme(config) rs_parity ranks mib engine
+  local base=$1 scheme=$2 k=$3 n=$4 mib=$5 engine=$6 apply=() rebuild=() sent=""
   rm -rf "$base"; mkdir -p "$base"
   local dirs=()
   for ((r = 0; r < n; r++)); do
@@ -41,6 +42,7 @@ parity:
   set_size: $n
   rs_parity: $k
   failure_group: "node{rank}"
+  engine: $engine
   files: ["$base/rank{rank}/*.dat"]
 log:
   level: info
@@ -59,8 +61,8 @@ EOF
     rebuild+=("$(echo "$mib * 1.048576 / ($t1 - $t0)" | bc -l)")
     cmp -s "$work/orig.dat" "$base/rank0/ckpt.dat" || { echo "rebuild differs" >&2; exit 1; }
   done
-  printf '%-7s %-4s %d ranks x %3d MiB: apply %5.0f MB/s per rank (slowest rank, median of %d); offline rebuild %5.0f MB/s; rank 0: %s\n' \
-    "$label" "$scheme$([ "$scheme" = rs ] && echo "($k)")" "$n" "$mib" \
+  printf '%-7s %-14s %-5s %d ranks x %3d MiB: apply %5.0f MB/s per rank (slowest rank, median of %d); offline rebuild %5.0f MB/s; rank 0: %s\n' \
+    "$label" "$engine" "$scheme$([ "$scheme" = rs ] && echo "($k)")" "$n" "$mib" \
     "$(printf '%s\n' "${apply[@]}" | median)" "$reps" "$(printf '%s\n' "${rebuild[@]}" | median)" "$sent"
   rm -rf "$base"
 }
@@ -69,8 +71,10 @@ for place in /dev/shm/redio-parity-mpi-bench "$disk"; do
   label=$([ "${place#/dev/shm}" != "$place" ] && echo tmpfs || echo disk)
   echo "== $label: $place"
   for mib in 64 256; do
-    run "$place/data" xor 1 2 $mib
-    run "$place/data" xor 1 4 $mib
-    run "$place/data" rs 2 4 $mib
+    for engine in ring reduce_scatter; do
+      run "$place/data" xor 1 2 $mib $engine
+      run "$place/data" xor 1 4 $mib $engine
+      run "$place/data" rs 2 4 $mib $engine
+    done
   done
 done
