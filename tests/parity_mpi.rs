@@ -307,6 +307,45 @@ fn redio_protect_called_by_the_application() {
 }
 
 #[test]
+fn redio_protect_with_a_bad_path_on_one_rank_fails_on_every_rank() {
+    let base = fresh_dir("pm-protect-bad");
+    let config = base.join("redio.yaml");
+    let d = base.display();
+    std::fs::write(
+        &config,
+        format!(
+            "version: 1\nlocal:\n  paths: [\"{d}\"]\nparity:\n  scheme: xor\n  set_size: 3\n  \
+             when: manual\n  failure_group: \"n{{rank}}\"\n"
+        ),
+    )
+    .unwrap();
+    let exe = compile(Mpi::Mpich, "parity_ckpt");
+    let job = Launch::redio(Mpi::Mpich, 3, 1, "block", &exe)
+        .config(&config)
+        .args([d.to_string(), "5000".into(), "protect-bad".into()])
+        .timeout(60)
+        .run();
+    assert!(!job.timed_out(), "{job:#?}");
+    for r in 0..3 {
+        assert_eq!(
+            job.ranks.get(&r).map(String::as_str),
+            Some("protect -1\n"),
+            "{job:#?}"
+        );
+    }
+    assert!(
+        job.stderr.contains("relative.dat: not an absolute path"),
+        "{}",
+        job.stderr
+    );
+    let rdps = snapshot(std::slice::from_ref(&base))
+        .keys()
+        .filter(|p| p.to_string_lossy().contains(".rdp"))
+        .count();
+    assert_eq!(rdps, 0, "nothing committed");
+}
+
+#[test]
 fn open_mpi_computes_the_same_parity() {
     let mut case = Case::new("xor", 4, 4);
     case.mpi = Mpi::OpenMpi;

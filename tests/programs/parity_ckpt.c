@@ -2,9 +2,10 @@
  * node-local files of unequal sizes (one empty on even ranks, one in a
  * subdirectory) under BASE/r<replica>/rank<rank>/, then either finishes
  * (parity.when: finalize) or, with "protect", calls redio_protect() on
- * them first.
+ * them first ("protect-bad": rank 1 passes a relative path, which must
+ * fail the call on every rank).
  *
- * usage: parity_ckpt BASE SIZE [protect]
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad]
  * SIZE scales the files (bytes of the first file of rank 0). */
 #include <mpi.h>
 #include <stdio.h>
@@ -53,8 +54,10 @@ int main(int argc, char **argv) {
     write_file(c, 1 + 13L * rank, rank + 200);
     chmod(a, 0600 + rank);
     int rc = 0;
-    if (argc > 3 && strcmp(argv[3], "protect") == 0) {
+    if (argc > 3 && strncmp(argv[3], "protect", 7) == 0) {
         const char *files[] = {a, b, c};
+        if (strcmp(argv[3], "protect-bad") == 0 && rank == 1)
+            files[1] = "relative.dat";
         rc = redio_protect ? redio_protect(files, 3) : -2;
         printf("protect %d\n", rc);
     }

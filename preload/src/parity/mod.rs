@@ -57,7 +57,9 @@ fn host_name() -> String {
 /// Runs the protect step on `selection` with the configured scheme,
 /// collective over this process's replica world, and logs the outcome.
 /// Returns false (after logging why) when it failed.
-fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
+/// `selection` is this rank's files, or why it has none (the step then fails
+/// on every rank, after the others have been told).
+fn run(config: &Config, scheme: Scheme, selection: Result<Selection, String>) -> bool {
     let _inside = InsideMpi::enter();
     let Some(identity) = world::identity() else {
         crate::log!(Error, "parity: the replica mapping is not known");
@@ -79,7 +81,18 @@ fn run(config: &Config, scheme: Scheme, selection: Selection) -> bool {
         Some(t) => expand_placeholders(t, replica, rank),
         None => host.clone(),
     };
+    let (selection, refused) = match selection {
+        Ok(s) => (s, None),
+        Err(e) => (
+            Selection {
+                root: PathBuf::new(),
+                files: Vec::new(),
+            },
+            Some(e),
+        ),
+    };
     let req = protect::Request {
+        refused,
         scheme,
         set_size: config.parity.set_size as usize,
         root: selection.root,
@@ -140,16 +153,14 @@ pub fn at_finalize() {
         return;
     };
     let (replica, rank) = (identity.placement.replica, identity.placement.rank);
-    match select::select(&config.parity.files, replica, rank, PREFIX) {
-        Ok(sel) => {
-            run(config, scheme, sel);
-        }
-        Err(e) => {
-            // Every rank expands the same patterns, so every rank fails
-            // here alike: nobody is left waiting in the protect step.
-            crate::log!(Error, "parity: {e}; no redundancy file written");
-        }
+    if config.parity.when == ParityWhen::Close && identity.world_rank == 0 {
+        crate::log!(
+            Warn,
+            "parity.when: close is not implemented yet; parity is computed at MPI_Finalize"
+        );
     }
+    let sel = select::select(&config.parity.files, replica, rank, PREFIX);
+    run(config, scheme, sel);
 }
 
 /// `redio_protect`: protects exactly `paths` (absolute) with the configured
@@ -157,18 +168,11 @@ pub fn at_finalize() {
 pub fn protect_now(paths: &[PathBuf]) -> Result<(), String> {
     let config = settings::get().ok_or("redio is not initialised (call after MPI_Init)")?;
     let scheme = scheme(config).ok_or("parity.scheme is none: nothing to compute")?;
-    // A bad path list must not leave the other ranks waiting: the protect
-    // step agrees on every rank's preparation, so go in with an empty list.
-    let sel = select::explicit(paths);
-    let err = sel.as_ref().err().cloned();
-    let sel = sel.unwrap_or(Selection {
-        root: PathBuf::from("/nonexistent-redio-root"),
-        files: vec![String::new()],
-    });
-    let ok = run(config, scheme, sel);
-    match (err, ok) {
-        (Some(e), _) => Err(e),
-        (None, true) => Ok(()),
-        (None, false) => Err("the protect step failed (see the log)".into()),
+    // A bad path list on this rank must not leave the others waiting: it
+    // goes into the step as a failed preparation, which every rank agrees on.
+    if run(config, scheme, select::explicit(paths)) {
+        Ok(())
+    } else {
+        Err("the protect step failed (see the log)".into())
     }
 }

@@ -32,6 +32,9 @@ use std::path::PathBuf;
 /// What one rank protects, and how.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// Set when this rank cannot take part (a bad file list): the step
+    /// fails on every rank with this message here.
+    pub refused: Option<String>,
     /// Scheme (the same on every rank).
     pub scheme: Scheme,
     /// Wanted members per set (the same on every rank).
@@ -133,6 +136,9 @@ pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, Str
 
 /// Builds the sets, finds this rank's place and reads its files' metadata.
 fn prepare(req: &Request, rank: usize, groups: &[String]) -> Result<(Place, MemberMeta), String> {
+    if let Some(e) = &req.refused {
+        return Err(e.clone());
+    }
     let sets = build_sets(groups, req.set_size, req.scheme).map_err(|e| e.to_string())?;
     let (set_id, set) = sets
         .iter()
