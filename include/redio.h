@@ -28,6 +28,13 @@ int redio_set_replica_comm(MPI_Comm replica_set);
  * Any pointer may be NULL. Returns 0, or -1 if the mapping is not known. */
 int redio_replica_info(int *replica, int *rank, int *degree);
 
+/* Lazy parity: computes redundancy data for this rank's `files` (`count`
+ * absolute paths; 0 allowed) with the configured parity scheme, across the
+ * ranks of the replica world, and writes this rank's redundancy file in the
+ * files' common directory. Collective over the replica world (every rank
+ * calls it). Returns 0, or -1 if it failed on any rank (nothing committed). */
+int redio_protect(const char *const *files, int count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -168,8 +168,10 @@ pub fn encode_set(
     Ok(())
 }
 
-/// The set's header with member 0 and payload CRCs still zero.
-fn template_header(
+/// The set's header with member 0 and payload CRCs still zero (the MPI
+/// protect step builds the same header from the metadata its members
+/// exchange).
+pub fn template_header(
     scheme: Scheme,
     set_id: u32,
     set_count: u32,
@@ -212,7 +214,7 @@ fn template_header(
 }
 
 /// The header of member `m`, with payload lengths for PARTNER.
-fn header_for(template: &Header, m: usize) -> Header {
+pub fn header_for(template: &Header, m: usize) -> Header {
     let mut h = template.clone();
     h.member = m as u16;
     if let Scheme::Partner { copies } = h.scheme {
@@ -324,20 +326,34 @@ fn write_payloads(
         Scheme::Single => {}
     }
     for (i, h) in headers.iter_mut().enumerate() {
-        for (c, hs) in h.payload.iter_mut().zip(std::mem::take(&mut hashers[i])) {
-            c.crc32 = hs.finalize();
-        }
-        let bytes = h.encode();
-        debug_assert_eq!(bytes.len() as u64, hlen[i]);
-        let tail = hlen[i] + h.payload_len();
-        outs[i].write_at(&bytes, 0)?;
-        outs[i].write_at(&bytes, tail)?;
-        let mut trailer = (bytes.len() as u64).to_le_bytes().to_vec();
-        trailer.extend_from_slice(TRAILER_MAGIC);
-        outs[i].write_at(&trailer, tail + hlen[i])?;
-        outs[i].sync()?;
+        let crcs = std::mem::take(&mut hashers[i])
+            .into_iter()
+            .map(|hs| hs.finalize());
+        finish_file(&outs[i], h, crcs)?;
     }
     Ok(outs)
+}
+
+/// Completes a redundancy file whose payload is written (at the encoded
+/// header's length): records the payload CRCs in `header`, writes both
+/// header copies and the trailer, and fsyncs. The file is not committed.
+pub fn finish_file(
+    out: &AtomicFile,
+    header: &mut Header,
+    crcs: impl IntoIterator<Item = u32>,
+) -> io::Result<()> {
+    for (c, crc) in header.payload.iter_mut().zip(crcs) {
+        c.crc32 = crc;
+    }
+    let bytes = header.encode();
+    let hlen = bytes.len() as u64;
+    let tail = hlen + header.payload_len();
+    out.write_at(&bytes, 0)?;
+    out.write_at(&bytes, tail)?;
+    let mut trailer = hlen.to_le_bytes().to_vec();
+    trailer.extend_from_slice(TRAILER_MAGIC);
+    out.write_at(&trailer, tail + hlen)?;
+    out.sync()
 }
 
 /// Reads the data pieces of row `r` at `off` within the chunk into

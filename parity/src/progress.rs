@@ -1,7 +1,22 @@
 //! Periodic progress lines for long offline operations (batch jobs have no
 //! terminal to draw a bar on): bytes done, total and MB/s, on stderr.
+//!
+//! A program with a terminal can install a [`Reporter`] instead (the CLI
+//! draws an indicatif bar); it then gets every update and the lines stop.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// Receives every progress update: what, bytes done, bytes in all.
+pub type Reporter = Box<dyn Fn(&str, u64, u64) + Send + Sync>;
+
+static REPORTER: OnceLock<Reporter> = OnceLock::new();
+
+/// Sends all later progress to `reporter` instead of printing lines (set
+/// once per process; later calls are ignored).
+pub fn set_reporter(reporter: Reporter) {
+    let _ = REPORTER.set(reporter);
+}
 
 /// Counts bytes and prints a line at most every `every`.
 pub struct Progress {
@@ -30,6 +45,12 @@ impl Progress {
     /// Adds `n` bytes done, printing a line if the interval has passed.
     pub fn add(&mut self, n: u64) {
         self.done += n;
+        if let Some(report) = REPORTER.get() {
+            if self.every.is_some() {
+                report(&self.what, self.done, self.total);
+            }
+            return;
+        }
         if let Some(every) = self.every {
             if self.last.elapsed() >= every {
                 self.last = Instant::now();

@@ -108,3 +108,35 @@ pub unsafe extern "C" fn redio_replica_info(
     }
     0
 }
+
+/// Computes redundancy data for `files` (absolute paths, `count` of them)
+/// with the configured `parity` scheme, across the ranks of this process's
+/// replica world. Collective over the replica world: every rank calls it,
+/// each with its own files (zero files is allowed). Returns 0, or -1 when
+/// it failed on any rank (nothing is then committed; the log says why).
+///
+/// # Safety
+/// `files` points to `count` NUL-terminated strings (or is NULL when
+/// `count` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn redio_protect(
+    files: *const *const std::ffi::c_char,
+    count: c_int,
+) -> c_int {
+    let paths: Vec<std::path::PathBuf> = (0..count.max(0) as usize)
+        .filter_map(|i| {
+            let p = *files.add(i);
+            (!p.is_null()).then(|| {
+                use std::os::unix::ffi::OsStrExt;
+                std::ffi::OsStr::from_bytes(std::ffi::CStr::from_ptr(p).to_bytes()).into()
+            })
+        })
+        .collect();
+    match crate::parity::protect_now(&paths) {
+        Ok(()) => 0,
+        Err(e) => {
+            crate::log!(Error, "redio_protect: {e}");
+            -1
+        }
+    }
+}

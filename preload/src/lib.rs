@@ -15,4 +15,5 @@
 pub mod capi;
 pub mod io;
 pub mod mpi;
+pub mod parity;
 pub mod runtime;

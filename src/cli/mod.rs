@@ -7,4 +7,5 @@ pub mod info;
 pub mod join;
 pub mod mpi;
 pub mod parity;
+pub mod progress_bar;
 pub mod run;

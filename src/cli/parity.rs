@@ -86,6 +86,7 @@ pub fn run(cmd: ParityCommand) -> ExitCode {
             "only --offline is available so far (one process over files gathered in one place)",
         );
     }
+    super::progress_bar::install();
     match cmd {
         ParityCommand::Inspect { file, json } => inspect(&file, json),
         ParityCommand::Verify(o) => verify(&o),
@@ -100,7 +101,8 @@ fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_ERROR)
 }
 
-/// Progress lines every 2 s on stderr (batch jobs have no terminal).
+/// Progress lines every 2 s on stderr when it is not a terminal (batch
+/// jobs); a bar otherwise (`progress_bar`).
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn options(o: &Offline) -> Options {

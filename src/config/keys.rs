@@ -9,8 +9,8 @@
 
 use super::raw::{mapping, RawDoc, Val};
 use super::schema::{
-    Checksum, Config, Layout, LogLevel, OnMismatch, OnReplicaFailure, ParityScheme, ParityTrigger,
-    ReadProtocol, Source, WriteProtocol,
+    Checksum, Config, Layout, LogLevel, OnMismatch, OnReplicaFailure, ParityEngine, ParityScheme,
+    ParityWhen, ReadProtocol, Source, WriteProtocol,
 };
 use super::value::{Bool, Choice, FilePath, Int, Kind, Opt, Size, Span, Template};
 
@@ -40,7 +40,16 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("faults", &["timeout", "heartbeat", "on_replica_failure"]),
     (
         "parity",
-        &["scheme", "set_size", "rs_parity", "trigger", "dir"],
+        &[
+            "scheme",
+            "set_size",
+            "rs_parity",
+            "when",
+            "files",
+            "failure_group",
+            "engine",
+            "dir",
+        ],
     ),
     ("log", &["level", "file"]),
 ];
@@ -145,7 +154,9 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(parity.scheme, Choice::<ParityScheme>::new()),
         scalar!(parity.set_size, Int::<u32>::at_least(2)),
         scalar!(parity.rs_parity, Int::<u32>::at_least(1)),
-        scalar!(parity.trigger, Choice::<ParityTrigger>::new()),
+        scalar!(parity.when, Choice::<ParityWhen>::new()),
+        scalar!(parity.failure_group, Opt(Template)),
+        scalar!(parity.engine, Choice::<ParityEngine>::new()),
         scalar!(parity.dir, Opt(FilePath)),
         scalar!(log.level, Choice::<LogLevel>::new()),
         scalar!(log.file, Opt(Template)),
@@ -184,7 +195,7 @@ mod tests {
                 // The keys that hold lists are not scalars.
                 !matches!(
                     (*section, *key),
-                    ("shared", _) | ("local", _) | ("io", "rules")
+                    ("shared", _) | ("local", _) | ("io", "rules") | ("parity", "files")
                 )
             })
             .collect();

@@ -53,8 +53,8 @@ pub use named::Named;
 pub use rules::{FileFacts, ResolvedIo};
 pub use schema::{
     Checksum, Config, Faults, Io, IoRule, Layout, Local, Log, LogLevel, OnMismatch,
-    OnReplicaFailure, OpenMode, Parity, ParityScheme, ParityTrigger, ReadProtocol, Remap,
-    Replication, Shared, Source, Voting, WriteProtocol, DEFAULT_SHARED_FS_TYPES,
+    OnReplicaFailure, OpenMode, Parity, ParityEngine, ParityScheme, ParityWhen, ReadProtocol,
+    Remap, Replication, Shared, Source, Voting, WriteProtocol, DEFAULT_SHARED_FS_TYPES,
 };
 pub use template::{check_template, expand_placeholders, PLACEHOLDERS};
 pub use units::{format_duration, format_size, parse_duration, parse_size};

@@ -317,7 +317,10 @@ pub(crate) struct RawParity {
     pub scheme: Option<Val>,
     pub set_size: Option<Val>,
     pub rs_parity: Option<Val>,
-    pub trigger: Option<Val>,
+    pub when: Option<Val>,
+    pub files: Option<Items<Val>>,
+    pub failure_group: Option<Val>,
+    pub engine: Option<Val>,
     pub dir: Option<Val>,
 }
 

@@ -353,7 +353,15 @@ pub struct Parity {
     /// Parity blocks per set for `rs`; at least 1 and below `set_size`.
     pub rs_parity: u32,
     /// When parity is computed.
-    pub trigger: ParityTrigger,
+    pub when: ParityWhen,
+    /// Which files each rank protects: absolute path globs (`*`, `**`,
+    /// `?`) that may contain `{rank}` and `{replica}`.
+    pub files: Vec<String>,
+    /// The failure group of a rank (a template with `{rank}` and
+    /// `{replica}`); the host name when unset.
+    pub failure_group: Option<String>,
+    /// How XOR / RS parity travels between ranks.
+    pub engine: ParityEngine,
     /// Where redundancy files go; beside the data files when unset.
     #[serde(serialize_with = "emit::escaped_opt")]
     pub dir: Option<PathBuf>,
@@ -365,7 +373,10 @@ impl Default for Parity {
             scheme: ParityScheme::None,
             set_size: 8,
             rs_parity: 2,
-            trigger: ParityTrigger::Finalize,
+            when: ParityWhen::Finalize,
+            files: Vec::new(),
+            failure_group: None,
+            engine: ParityEngine::Ring,
             dir: None,
         }
     }
@@ -390,12 +401,25 @@ named_enum! {
 
 named_enum! {
     /// When parity is computed.
-    pub enum ParityTrigger ("trigger") {
+    pub enum ParityWhen ("when") {
         /// In `MPI_Finalize`.
         #[default]
         Finalize = "finalize",
         /// When a matching output file is closed.
         Close = "close",
+        /// Only when the application calls `redio_protect`.
+        Manual = "manual",
+    }
+}
+
+named_enum! {
+    /// How XOR / RS parity travels between the ranks of a set.
+    pub enum ParityEngine ("engine") {
+        /// The pipelined ring (redset's, receiver-driven).
+        #[default]
+        Ring = "ring",
+        /// One `MPI_Reduce_scatter_block` per piece (Gropp et al.).
+        ReduceScatter = "reduce_scatter",
     }
 }
 

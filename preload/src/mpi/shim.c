@@ -15,6 +15,7 @@
 #pragma weak ompi_mpi_uint64_t
 #pragma weak ompi_mpi_op_min
 #pragma weak ompi_mpi_op_sum
+#pragma weak ompi_mpi_op_bxor
 #pragma weak ompi_mpi_group_null
 #pragma weak ompi_request_null
 const char redio_mpi_flavour[] = "Open MPI";
@@ -30,6 +31,7 @@ const MPI_Datatype redio_mpi_int = MPI_INT;
 const MPI_Datatype redio_mpi_uint64 = MPI_UINT64_T;
 const MPI_Op redio_mpi_min = MPI_MIN;
 const MPI_Op redio_mpi_sum = MPI_SUM;
+const MPI_Op redio_mpi_bxor = MPI_BXOR;
 const MPI_Group redio_mpi_group_null = MPI_GROUP_NULL;
 const MPI_Request redio_mpi_request_null = MPI_REQUEST_NULL;
 MPI_Status *const redio_mpi_status_ignore = MPI_STATUS_IGNORE;

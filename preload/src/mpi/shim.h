@@ -11,6 +11,7 @@ extern const MPI_Datatype redio_mpi_int;
 extern const MPI_Datatype redio_mpi_uint64;
 extern const MPI_Op redio_mpi_min;
 extern const MPI_Op redio_mpi_sum;
+extern const MPI_Op redio_mpi_bxor;
 extern const MPI_Group redio_mpi_group_null;
 extern const MPI_Request redio_mpi_request_null;
 extern MPI_Status *const redio_mpi_status_ignore;

@@ -33,6 +33,8 @@ pub fn before_finalize() -> Finalize {
     if membership::failures_seen() || liveness::first_dead(&everyone).is_some() {
         return leave_without_finalize(&everyone);
     }
+    // Lazy parity (`parity.when: finalize`), while the replica world lives.
+    crate::parity::at_finalize();
     let [operations, read, written] = crate::io::counters();
     let mine = [world::translated_count(), operations, read, written];
     let mut total = [0u64; 4];

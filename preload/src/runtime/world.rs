@@ -67,6 +67,16 @@ pub fn translate(comm: ffi::MPI_Comm) -> ffi::MPI_Comm {
     }
 }
 
+/// This process's replica world (the real `MPI_COMM_WORLD` when redio does
+/// not translate it), for redio's own collectives such as parity.
+pub fn replica_world() -> ffi::MPI_Comm {
+    if TRANSLATING.load(Ordering::Acquire) {
+        ffi::MPI_Comm::from_bits(REPLICA_WORLD.load(Ordering::Relaxed))
+    } else {
+        real_world()
+    }
+}
+
 /// Number of `MPI_COMM_WORLD` arguments redirected so far by this process.
 pub fn translated_count() -> u64 {
     TRANSLATED.load(Ordering::Relaxed)

@@ -41,14 +41,14 @@ impl Resolver<'_> {
         }
     }
 
-    /// Reed-Solomon needs data blocks: `rs_parity < set_size`. Checked when
-    /// the scheme is `rs` or `rs_parity` was given (a default that does not
-    /// matter is not an error).
+    /// Reed-Solomon needs data blocks: `rs_parity < set_size`. Checked only
+    /// when the scheme is `rs`: for any other scheme the value does not
+    /// matter, and the configuration that world rank 0 broadcasts spells out
+    /// every key, so "given" cannot be told from "default" there (a job with
+    /// `scheme: xor, set_size: 2` was refused at start-up).
     fn check_rs_parity(&mut self) {
         let parity = &self.config.parity;
-        let matters =
-            parity.scheme == ParityScheme::Rs || self.origins.contains_key("parity.rs_parity");
-        if !matters
+        if parity.scheme != ParityScheme::Rs
             || parity.rs_parity < parity.set_size
             || !self.valid(&["parity.scheme", "parity.set_size", "parity.rs_parity"])
         {

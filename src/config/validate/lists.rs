@@ -30,6 +30,14 @@ impl Resolver<'_> {
         {
             self.config.local.paths = paths;
         }
+        let parity = mapping(&doc.parity);
+        if let Some(files) = self.list(
+            "parity.files",
+            parity.and_then(|s| s.files.as_ref()),
+            &Template,
+        ) {
+            self.config.parity.files = files;
+        }
         if let Some(entries) = self.entries("remap", doc.remap.as_ref()) {
             let remap = entries
                 .into_iter()

@@ -1,0 +1,332 @@
+//! The collective protect step: every rank of a replica world writes the
+//! redundancy file of its own files, computed with its set's members over
+//! MPI, in the format the offline tools read (`docs/formats.md`).
+//!
+//! 1. Failure groups are gathered and the sets built (the same on every
+//!    rank: [`build_sets`] is deterministic).
+//! 2. Each rank reads its files' metadata and CRC32s; the ranks agree that
+//!    every one succeeded before any message of the set flows, so a bad
+//!    path on one rank fails the step everywhere instead of hanging it.
+//! 3. Members exchange their metadata (a one-member SINGLE header is the
+//!    wire form: no second encoding to keep in step with the format).
+//! 4. XOR / RS payloads come from the ring engine of `redio_parity::ring`
+//!    over [`MpiTransport`]; PARTNER streams copies; SINGLE has none.
+//! 5. The file is written under a temporary name and fsynced; it is
+//!    renamed into place only once every rank of the world has succeeded.
+
+use super::collective::{all_agree, allgather_names, rank_and_size, OwnComm};
+use super::reduce_scatter;
+use super::transport::MpiTransport;
+use crate::mpi::ffi;
+use redio_parity::files::{self, AtomicFile, LogicalReader};
+use redio_parity::format::{self, Header, MemberMeta};
+use redio_parity::gf::kernel::best;
+use redio_parity::offline;
+use redio_parity::partner;
+use redio_parity::ring::{self, Traffic, Transport};
+use redio_parity::scheme::Scheme;
+use redio_parity::sets::build_sets;
+use redio_parity::stripe::StripeCode;
+use std::path::PathBuf;
+
+/// What one rank protects, and how.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Set when this rank cannot take part (a bad file list): the step
+    /// fails on every rank with this message here.
+    pub refused: Option<String>,
+    /// Scheme (the same on every rank).
+    pub scheme: Scheme,
+    /// Wanted members per set (the same on every rank).
+    pub set_size: usize,
+    /// Directory the files are relative to; the redundancy file goes here.
+    pub root: PathBuf,
+    /// This rank's files, relative to `root`, in logical-file order.
+    pub files: Vec<String>,
+    /// This rank's failure group.
+    pub group: String,
+    /// This rank's host name.
+    pub host: String,
+    /// Rank in the real `MPI_COMM_WORLD`.
+    pub world_rank: u32,
+    /// Redundancy file name prefix.
+    pub prefix: String,
+    /// Pipeline piece size in bytes.
+    pub piece: usize,
+    /// XOR / RS engine (the same on every rank).
+    pub engine: Engine,
+}
+
+/// How XOR / RS parity travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The pipelined ring of `redio_parity::ring` (the default).
+    Ring,
+    /// One `MPI_Ireduce_scatter_block` per piece (Gropp et al.), to compare.
+    ReduceScatter,
+}
+
+/// What one rank did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The redundancy file written.
+    pub path: PathBuf,
+    /// Bytes this rank's files hold.
+    pub protected: u64,
+    /// Bytes moved by this rank.
+    pub traffic: Traffic,
+    /// Seconds spent reading metadata and CRCs (with agreeing on them),
+    /// encoding and writing, and agreeing and committing.
+    pub phases: [f64; 3],
+}
+
+/// This rank's place: set id, set count, members (logical ranks), index.
+type Place = (u32, u32, Vec<u32>, usize);
+
+/// Runs the protect step, collective over `comm` (the replica world).
+pub(crate) fn protect(comm: ffi::MPI_Comm, req: &Request) -> Result<Outcome, String> {
+    let own = OwnComm::dup(comm)?;
+    let (rank, size) = rank_and_size(own.0)?;
+    let groups = allgather_names(own.0, &req.group)?;
+    let started = std::time::Instant::now();
+    let prepared = prepare(req, rank, &groups);
+    if !all_agree(own.0, prepared.is_ok())? {
+        return Err(match prepared {
+            Err(e) => e,
+            Ok(_) => "another rank could not prepare its files (see its message)".into(),
+        });
+    }
+    let ((set_id, set_count, set, me), mine) = prepared?;
+    let ranks: Vec<i32> = set.iter().map(|&r| r as i32).collect();
+    let mut t = MpiTransport::new(own.0, ranks, me);
+    let prepare_s = started.elapsed().as_secs_f64();
+    let metas = exchange(&mut t, mine, size as u32)?;
+    let set_comm = match (req.engine, req.scheme) {
+        (Engine::ReduceScatter, Scheme::Xor | Scheme::Rs { .. }) => {
+            Some(OwnComm::split(own.0, set_id as i32, me as i32)?)
+        }
+        _ => None,
+    };
+    let written = write_file(
+        req,
+        &mut t,
+        set_comm.as_ref(),
+        (set_id, set_count, size as u32),
+        metas,
+    );
+    drop(set_comm);
+    t.flush()?;
+    drop(t);
+    let encode_s = started.elapsed().as_secs_f64() - prepare_s;
+    let ok = all_agree(own.0, written.is_ok())?;
+    let (out, mut outcome) = written?;
+    if !ok {
+        // Dropping `out` removes the temporary file: no half-protected set.
+        return Err("another rank failed to write its redundancy file (see its message)".into());
+    }
+    out.commit()
+        .map_err(|e| format!("{}: {e}", outcome.path.display()))?;
+    outcome.phases = [
+        prepare_s,
+        encode_s,
+        started.elapsed().as_secs_f64() - prepare_s - encode_s,
+    ];
+    Ok(outcome)
+}
+
+/// Builds the sets, finds this rank's place and reads its files' metadata.
+fn prepare(req: &Request, rank: usize, groups: &[String]) -> Result<(Place, MemberMeta), String> {
+    if let Some(e) = &req.refused {
+        return Err(e.clone());
+    }
+    let sets = build_sets(groups, req.set_size, req.scheme).map_err(|e| e.to_string())?;
+    let (set_id, set) = sets
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.contains(&(rank as u32)))
+        .ok_or("this rank is in no set")?;
+    req.scheme
+        .validate(set.len())
+        .map_err(|e| format!("set {set_id} has {} member(s): {e}", set.len()))?;
+    let me = set.iter().position(|&r| r == rank as u32).unwrap_or(0);
+    let mut metas = Vec::new();
+    for rel in &req.files {
+        let full = files::resolve_in_root(&req.root, rel).map_err(|e| e.to_string())?;
+        metas.push(files::file_meta(&full, rel).map_err(|e| format!("{}: {e}", full.display()))?);
+    }
+    let mine = MemberMeta {
+        world_rank: req.world_rank,
+        logical_rank: rank as u32,
+        failure_group: req.group.clone(),
+        host: req.host.clone(),
+        files: metas,
+    };
+    Ok(((set_id as u32, sets.len() as u32, set.clone(), me), mine))
+}
+
+/// Every member's metadata, in set order.
+fn exchange(
+    t: &mut MpiTransport,
+    mine: MemberMeta,
+    logical_ranks: u32,
+) -> Result<Vec<MemberMeta>, String> {
+    let (p, me) = (t.members(), t.member());
+    let wire = Header {
+        scheme: Scheme::Single,
+        set_id: 0,
+        set_count: 1,
+        logical_ranks,
+        member: 0,
+        chunk_size: 0,
+        members: vec![mine.clone()],
+        payload: Vec::new(),
+    }
+    .encode();
+    for to in (0..p).filter(|&i| i != me) {
+        t.send(to, &wire)?;
+    }
+    let mut buf = Vec::new();
+    let mut metas = Vec::with_capacity(p);
+    for from in 0..p {
+        if from == me {
+            metas.push(mine.clone());
+            continue;
+        }
+        t.recv(from, &mut buf)?;
+        let h = Header::decode(&buf).map_err(|e| format!("metadata of member {from}: {e}"))?;
+        metas.extend(h.members);
+    }
+    Ok(metas)
+}
+
+/// Computes and writes this member's redundancy file (fsynced, not yet
+/// committed).
+/// `set_comm` (the set alone, member i at rank i) selects the
+/// reduce-scatter engine; `ids` are the set id, set count and rank count.
+fn write_file(
+    req: &Request,
+    t: &mut MpiTransport,
+    set_comm: Option<&OwnComm>,
+    ids: (u32, u32, u32),
+    metas: Vec<MemberMeta>,
+) -> Result<(AtomicFile, Outcome), String> {
+    let (set_id, set_count, logical_ranks) = ids;
+    let me = t.member();
+    let p = metas.len();
+    let template = offline::template_header(req.scheme, set_id, set_count, logical_ranks, metas);
+    let mut header = offline::header_for(&template, me);
+    let hlen = header.encode().len() as u64;
+    let path = req.root.join(format::file_name(&req.prefix, set_id, me));
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    let out = AtomicFile::create(&path).map_err(io)?;
+    let sources: Vec<(PathBuf, u64)> = template.members[me]
+        .files
+        .iter()
+        .map(|f| (req.root.join(&f.path), f.size))
+        .collect();
+    let reader = LogicalReader::open(&sources).map_err(|e| e.to_string())?;
+    let mut hashers = vec![crc32fast::Hasher::new(); header.payload.len()];
+    let piece = req.piece.max(1);
+    let traffic = match req.scheme {
+        Scheme::Xor | Scheme::Rs { .. } => {
+            let code = StripeCode::new(req.scheme, p).map_err(|e| e.to_string())?;
+            let chunk = template.chunk_size;
+            let mut read = |d: usize, off: u64, buf: &mut [u8]| {
+                reader
+                    .read_at(d as u64 * chunk + off, buf)
+                    .map_err(|e| e.to_string())
+            };
+            let mut write = |j: usize, off: u64, bytes: &[u8]| {
+                hashers[j].update(bytes);
+                out.write_at(bytes, hlen + j as u64 * chunk + off)
+                    .map_err(io)
+            };
+            match set_comm {
+                None => ring::encode(&code, best(), t, chunk, piece, &mut read, &mut write)?,
+                Some(c) => {
+                    reduce_scatter::encode(c.0, &code, best(), chunk, piece, &mut read, &mut write)?
+                }
+            }
+        }
+        Scheme::Partner { copies } => partner_copies(
+            &template,
+            me,
+            copies as usize,
+            piece,
+            t,
+            &reader,
+            |slot, at, b| {
+                hashers[slot].update(b);
+                out.write_at(b, hlen + at).map_err(io)
+            },
+        )?,
+        Scheme::Single => Traffic::default(),
+    };
+    let crcs: Vec<u32> = hashers.into_iter().map(|h| h.finalize()).collect();
+    offline::finish_file(&out, &mut header, crcs).map_err(io)?;
+    let protected = template.members[me].logical_len();
+    Ok((
+        out,
+        Outcome {
+            path,
+            protected,
+            traffic,
+            phases: [0.0; 3],
+        },
+    ))
+}
+
+/// PARTNER: sends this member's logical file to its holders and stores the
+/// copies it holds, piece by piece (every member loops over the longest
+/// file so the exchanges stay in step). `write(slot, offset, bytes)` gets
+/// copy `slot` at `offset` within the payload.
+fn partner_copies(
+    template: &Header,
+    me: usize,
+    copies: usize,
+    piece: usize,
+    t: &mut MpiTransport,
+    reader: &LogicalReader,
+    mut write: impl FnMut(usize, u64, &[u8]) -> Result<(), String>,
+) -> Result<Traffic, String> {
+    let p = template.members.len();
+    let lens: Vec<u64> = template
+        .members
+        .iter()
+        .map(MemberMeta::logical_len)
+        .collect();
+    let held = partner::stored_by(me, p, copies);
+    let base: Vec<u64> = held
+        .iter()
+        .scan(0u64, |acc, &x| {
+            let at = *acc;
+            *acc += lens[x];
+            Some(at)
+        })
+        .collect();
+    let longest = lens.iter().copied().max().unwrap_or(0);
+    let mut traffic = Traffic::default();
+    let (mut mine, mut buf) = (Vec::new(), Vec::new());
+    let mut off = 0u64;
+    while off < longest {
+        if off < lens[me] {
+            let len = (piece as u64).min(lens[me] - off) as usize;
+            mine.resize(len, 0);
+            reader.read_at(off, &mut mine).map_err(|e| e.to_string())?;
+            traffic.read += len as u64;
+            for h in partner::holders_of(me, p, copies) {
+                t.send(h, &mine)?;
+                traffic.sent += len as u64;
+            }
+        }
+        for (slot, &x) in held.iter().enumerate() {
+            if off < lens[x] {
+                t.recv(x, &mut buf)?;
+                traffic.received += buf.len() as u64;
+                write(slot, base[slot] + off, &buf)?;
+            }
+        }
+        off += piece as u64;
+    }
+    Ok(traffic)
+}

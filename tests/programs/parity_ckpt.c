@@ -1,0 +1,66 @@
+/* A checkpointing application for the lazy-parity tests: every rank writes
+ * node-local files of unequal sizes (one empty on even ranks, one in a
+ * subdirectory) under BASE/r<replica>/rank<rank>/, then either finishes
+ * (parity.when: finalize) or, with "protect", calls redio_protect() on
+ * them first ("protect-bad": rank 1 passes a relative path, which must
+ * fail the call on every rank).
+ *
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad]
+ * SIZE scales the files (bytes of the first file of rank 0). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "redio.h"
+
+#pragma weak redio_replica_info
+#pragma weak redio_protect
+
+static void write_file(const char *path, long size, int seed) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        perror(path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (long i = 0; i < size; i++)
+        fputc((int)((i * 131 + seed * 7 + i / 251) & 0xff), f);
+    fclose(f);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    if (argc < 3) {
+        fprintf(stderr, "usage: parity_ckpt BASE SIZE [protect]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int rank = 0, replica = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (redio_replica_info)
+        redio_replica_info(&replica, NULL, NULL);
+    long size = atol(argv[2]);
+    char dir[4096], sub[4200], a[4300], b[4300], c[4300];
+    snprintf(dir, sizeof dir, "%s/r%d", argv[1], replica);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/r%d/rank%d", argv[1], replica, rank);
+    mkdir(dir, 0755);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    mkdir(sub, 0755);
+    snprintf(a, sizeof a, "%s/ckpt.dat", dir);
+    snprintf(b, sizeof b, "%s/extra.dat", dir);
+    snprintf(c, sizeof c, "%s/part.bin", sub);
+    write_file(a, size + 7919L * rank, rank);
+    write_file(b, rank % 2 ? size / 3 + rank : 0, rank + 100);
+    write_file(c, 1 + 13L * rank, rank + 200);
+    chmod(a, 0600 + rank);
+    int rc = 0;
+    if (argc > 3 && strncmp(argv[3], "protect", 7) == 0) {
+        const char *files[] = {a, b, c};
+        if (strcmp(argv[3], "protect-bad") == 0 && rank == 1)
+            files[1] = "relative.dat";
+        rc = redio_protect ? redio_protect(files, 3) : -2;
+        printf("protect %d\n", rc);
+    }
+    MPI_Finalize();
+    return rc == 0 ? 0 : 1;
+}
