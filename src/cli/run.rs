@@ -110,7 +110,7 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
     let redio =
         std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
 
-    let mut command = Command::new(flavour.launcher());
+    let mut command = Command::new(flavour.launcher()?);
     command.arg("-n").arg(processes.to_string());
     let env = job_environment(args, flavour, degree)?;
     match flavour {
@@ -122,6 +122,17 @@ fn launcher_command(args: &RunArgs) -> Result<Command, String> {
         Flavour::Openmpi => {
             // Open MPI refuses more processes than cores, and root, unless told.
             command.arg("--oversubscribe");
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                command.arg("--allow-run-as-root");
+            }
+            for (name, value) in &env {
+                command.arg("-x").arg(format!("{name}={value}"));
+            }
+        }
+        // (ulfm branch) Open MPI 5: ULFM and its failure detector on.
+        Flavour::Openmpi5 => {
+            command.args(super::mpi::OPENMPI5_FT_ARGS);
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 command.arg("--allow-run-as-root");
