@@ -77,15 +77,15 @@ impl Flavour {
 pub const OPENMPI5_FT_ARGS: &[&str] = &["--with-ft", "ulfm", "--oversubscribe"];
 
 /// Where Open MPI 5 is installed (its `bin/mpirun`, `bin/mpicc`):
-/// `$REDIO_OPENMPI5_HOME`, else the project venv `.venv/` that
+/// `$REDIO_OPENMPI5_HOME` if set (and only there), else the project venv `.venv/` that
 /// `scripts/setup.sh` fills, found from this executable as built in the
 /// source tree (`target/<profile>/redio` → `.venv/`).
 pub fn openmpi5_home() -> Result<PathBuf, String> {
     let mut candidates = Vec::new();
     if let Some(home) = std::env::var_os("REDIO_OPENMPI5_HOME") {
+        // Explicit: no fallback that would hide a wrong setting.
         candidates.push(PathBuf::from(home));
-    }
-    if let Some(bin_dir) = std::env::current_exe()
+    } else if let Some(bin_dir) = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(Path::to_path_buf))
     {
@@ -136,4 +136,21 @@ pub fn find_library(flavour: Flavour) -> Result<PathBuf, String> {
                 tried.join(", ")
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_flavour_key_parses_back_and_matches_the_cli_name() {
+        for flavour in Flavour::value_variants() {
+            assert_eq!(Flavour::from_key(flavour.key()), Some(*flavour));
+            let cli_name = flavour.to_possible_value().unwrap();
+            assert_eq!(cli_name.get_name(), flavour.key());
+        }
+        assert_eq!(Flavour::from_key("openmpi5"), Some(Flavour::Openmpi5));
+        assert_eq!(Flavour::from_key("openmpi4"), None);
+    }
 }
