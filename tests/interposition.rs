@@ -542,6 +542,11 @@ fn fstream_openmpi() {
     replicas_match_plain(Mpi::OpenMpi, FSTREAM, Flavour::Cxx, &OPENMPI_RUNS);
 }
 
+#[test]
+fn posix_fortify_openmpi5() {
+    replicas_match_plain(Mpi::OpenMpi5, POSIX, Flavour::Fortify, &OPENMPI_RUNS);
+}
+
 /// Plain runs only: the C flavours of a program do the same thing, so the
 /// flavour matrix tests entry points, not different programs.
 #[test]
@@ -1612,6 +1617,11 @@ fn libredio_exports_every_hook_mpich() {
 #[test]
 fn libredio_exports_every_hook_openmpi() {
     library_exports_every_hook(Mpi::OpenMpi);
+}
+
+#[test]
+fn libredio_exports_every_hook_openmpi5() {
+    library_exports_every_hook(Mpi::OpenMpi5);
 }
 
 /// libstdc++'s file streams reach the C library through fopen64, fileno,

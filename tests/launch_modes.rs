@@ -100,6 +100,16 @@ fn wrong_mpi_build_is_named() {
             Mpi::OpenMpi,
             "this libredio.so was built for Open MPI, but the program uses MPICH",
         ),
+        (
+            Mpi::OpenMpi5,
+            Mpi::OpenMpi,
+            "this libredio.so was built for Open MPI, but the program uses Open MPI 5",
+        ),
+        (
+            Mpi::OpenMpi,
+            Mpi::OpenMpi5,
+            "this libredio.so was built for Open MPI 5, but the program uses Open MPI.",
+        ),
     ] {
         let exe = compile(program_mpi, "p2p");
         let mut command = vec!["-n".to_string(), "2".to_string()];

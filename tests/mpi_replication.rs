@@ -3,7 +3,8 @@
 //!
 //! Each C program in `tests/programs/` runs plain with `N` ranks, then under
 //! `redio run` with r=1, 2 and 3 in block and cyclic layouts. MPICH runs the
-//! full set, Open MPI a representative subset.
+//! full set, Open MPI 4.1 and Open MPI 5 (with `--with-ft ulfm`) a
+//! representative subset.
 
 mod common;
 
@@ -105,4 +106,14 @@ fn collectives_openmpi() {
 #[test]
 fn communicator_management_openmpi() {
     replicas_match_plain_run(Mpi::OpenMpi, "comms");
+}
+
+#[test]
+fn point_to_point_openmpi5() {
+    replicas_match_plain_run(Mpi::OpenMpi5, "p2p");
+}
+
+#[test]
+fn collectives_openmpi5() {
+    replicas_match_plain_run(Mpi::OpenMpi5, "collectives");
 }

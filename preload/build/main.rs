@@ -28,7 +28,7 @@ fn main() {
         .header("src/mpi/shim.h")
         .allowlist_function("P?MPI_.*")
         .allowlist_type("MPI_.*")
-        .allowlist_var("MPI_.*|redio_mpi_.*")
+        .allowlist_var("MPI_.*|redio_mpi_.*|redio_mpix_.*")
         .layout_tests(false)
         .generate_comments(false)
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));
@@ -55,7 +55,7 @@ fn main() {
     shim.compile("redio_mpi_shim");
 
     println!("cargo:rustc-cfg=redio_mpi=\"{}\"", mpi.flavour.cfg());
-    println!("cargo:rustc-check-cfg=cfg(redio_mpi, values(\"mpich\", \"openmpi\"))");
+    println!("cargo:rustc-check-cfg=cfg(redio_mpi, values(\"mpich\", \"openmpi\", \"openmpi5\"))");
     println!("cargo:rerun-if-changed=src/mpi/shim.c");
     println!("cargo:rerun-if-changed=src/mpi/shim.h");
     println!("cargo:rerun-if-changed=build");

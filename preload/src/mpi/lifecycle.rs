@@ -2,7 +2,7 @@
 //! `MPI_Abort`.
 
 use super::{ffi, pmpi};
-use crate::runtime::{finish, flavour, guard::InsideMpi, log, start, world};
+use crate::runtime::{finish, flavour, guard::InsideMpi, log, start, ulfm, world};
 use std::ffi::{c_char, c_int};
 
 /// `MPI_Init`: initialise MPI, then set up the replicated world.
@@ -18,6 +18,7 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
     };
     if rc == ffi::redio_mpi_success {
         start::after_init();
+        ulfm::probe_if_asked();
     }
     rc
 }
@@ -40,6 +41,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
     };
     if rc == ffi::redio_mpi_success {
         start::after_init();
+        ulfm::probe_if_asked();
     }
     rc
 }

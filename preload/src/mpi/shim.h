@@ -14,10 +14,17 @@ extern const MPI_Op redio_mpi_sum;
 extern const MPI_Op redio_mpi_bxor;
 extern const MPI_Group redio_mpi_group_null;
 extern const MPI_Request redio_mpi_request_null;
+extern const MPI_Errhandler redio_mpi_errors_return;
 extern MPI_Status *const redio_mpi_status_ignore;
 extern void *const redio_mpi_in_place;
 extern const int redio_mpi_success;
 extern const int redio_mpi_undefined;
 extern const int redio_mpi_max_library_version_string;
-/* "MPICH" or "Open MPI". */
+/* ULFM's MPIX_ERR_PROC_FAILED and MPIX_ERR_REVOKED error classes, or -1
+ * when the implementation has no usable ULFM. */
+extern const int redio_mpix_err_proc_failed;
+extern const int redio_mpix_err_revoked;
+/* The MPIX_FT attribute key (true when fault tolerance is enabled), or -1. */
+extern const int redio_mpix_ft;
+/* "MPICH", "Open MPI" (4.x) or "Open MPI 5". */
 extern const char redio_mpi_flavour[];

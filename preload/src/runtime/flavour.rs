@@ -7,7 +7,8 @@
 use crate::mpi::ffi;
 use std::ffi::CStr;
 
-/// The implementation this library was built for: `"MPICH"` or `"Open MPI"`.
+/// The implementation this library was built for: `"MPICH"`, `"Open MPI"`
+/// (4.x) or `"Open MPI 5"`.
 pub fn built_for() -> &'static str {
     // SAFETY: a NUL-terminated constant defined in shim.c.
     unsafe { CStr::from_ptr(ffi::redio_mpi_flavour.as_ptr()) }
@@ -16,13 +17,21 @@ pub fn built_for() -> &'static str {
 }
 
 /// The implementation loaded in this process, if it can be told.
+///
+/// Open MPI 5 is told from 4.x by `PMPI_Session_init` (MPI-4 sessions,
+/// new in 5.0): both export `ompi_mpi_comm_world`, and their object
+/// layouts differ, so a library built for one must not run in the other.
 pub fn loaded() -> Option<&'static str> {
     let has = |symbol: &CStr| {
         // SAFETY: dlsym with a valid NUL-terminated name.
         !unsafe { libc::dlsym(libc::RTLD_DEFAULT, symbol.as_ptr()) }.is_null()
     };
     if has(c"ompi_mpi_comm_world") {
-        Some("Open MPI")
+        if has(c"PMPI_Session_init") {
+            Some("Open MPI 5")
+        } else {
+            Some("Open MPI")
+        }
     } else if has(c"MPII_Version_string") || has(c"MPIR_Init_thread") {
         Some("MPICH")
     } else {
@@ -50,9 +59,9 @@ pub fn check_or_exit() {
 }
 
 fn cli_name(flavour: &str) -> &'static str {
-    if flavour == "Open MPI" {
-        "openmpi"
-    } else {
-        "mpich"
+    match flavour {
+        "Open MPI" => "openmpi",
+        "Open MPI 5" => "openmpi5",
+        _ => "mpich",
     }
 }

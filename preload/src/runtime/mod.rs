@@ -14,7 +14,8 @@
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
 //! - [`handle`]: MPI handles as plain bits, for atomics;
-//! - [`symbols`]: finding the real functions with `dlsym(RTLD_NEXT)`.
+//! - [`symbols`]: finding the real functions with `dlsym(RTLD_NEXT)`;
+//! - [`ulfm`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree).
 
 pub mod finish;
 pub mod flavour;
@@ -28,5 +29,6 @@ pub mod report;
 pub mod settings;
 pub mod start;
 pub mod symbols;
+pub mod ulfm;
 pub mod watchdog;
 pub mod world;
