@@ -28,7 +28,7 @@ fn main() {
         .header("src/mpi/shim.h")
         .allowlist_function("P?MPI_.*")
         .allowlist_type("MPI_.*")
-        .allowlist_var("MPI_.*|redio_mpi_.*|redio_mpix_.*")
+        .allowlist_var("MPI_.*|redio_mpi_.*|redio_mpix_.*|redio_errhandler_.*")
         .layout_tests(false)
         .generate_comments(false)
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()));

@@ -9,7 +9,7 @@
 //! with [`LinkError::Timeout`].
 
 use crate::mpi::{ffi, pmpi};
-use crate::runtime::{liveness, membership, poll};
+use crate::runtime::{liveness, membership, poll, ulfm_backend};
 use redio_protocols::{LinkError, ReplicaLink};
 use std::time::Duration;
 
@@ -179,6 +179,7 @@ fn received_len(status: &ffi::MPI_Status) -> usize {
 fn transport(replica: usize, code: i32) -> LinkError {
     match code {
         poll::PEER_DIED => LinkError::PeerFailed { replica },
+        code if ulfm_backend::is_failure(code) => LinkError::PeerFailed { replica },
         poll::TIMED_OUT => LinkError::Timeout { replica },
         code => LinkError::Transport { replica, code },
     }

@@ -62,3 +62,16 @@ const int redio_mpix_err_proc_failed = -1;
 const int redio_mpix_err_revoked = -1;
 const int redio_mpix_ft = -1;
 #endif
+
+/* Defined in Rust (runtime/ulfm.rs). An MPI error handler is variadic,
+ * which Rust cannot define: this C function adapts it. */
+void redio_on_replica_world_error(int code);
+
+static void replica_world_errhandler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    redio_on_replica_world_error(*code);
+}
+
+MPI_Comm_errhandler_function *const redio_errhandler_replica_world =
+    replica_world_errhandler;

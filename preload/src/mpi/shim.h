@@ -28,3 +28,9 @@ extern const int redio_mpix_err_revoked;
 extern const int redio_mpix_ft;
 /* "MPICH", "Open MPI" (4.x) or "Open MPI 5". */
 extern const char redio_mpi_flavour[];
+/* The error handler function that libredio.so gives the application's
+ * replica world under ULFM (MPI_Comm_create_errhandler): it passes the
+ * error code to Rust (redio_on_replica_world_error, runtime/ulfm.rs),
+ * which retires the replica on a process failure and ends the job on any
+ * other error. */
+extern MPI_Comm_errhandler_function *const redio_errhandler_replica_world;

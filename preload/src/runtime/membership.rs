@@ -11,7 +11,7 @@
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::handle::HandleBits;
-use crate::runtime::{guard::InsideMpi, liveness, poll, start, watchdog};
+use crate::runtime::{guard::InsideMpi, liveness, poll, start, ulfm_backend, watchdog};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -151,6 +151,9 @@ pub fn recover(seq: u64) -> Option<Recovered> {
     let _inside = InsideMpi::enter();
     let started = Instant::now();
     let old = current()?;
+    if ulfm_backend::active() {
+        return recover_with_ulfm(&old, seq, started);
+    }
     let mut dead = liveness::dead_among(&old.members);
     if dead.is_empty() {
         return None;
@@ -201,6 +204,33 @@ pub fn recover(seq: u64) -> Option<Recovered> {
             }
         }
     }
+}
+
+/// [`recover`] on the ULFM back-end: revoke, shrink, agree
+/// ([`ulfm_backend::recover`]).
+fn recover_with_ulfm(old: &View, seq: u64, started: Instant) -> Option<Recovered> {
+    note_failure();
+    if let Some(own) = watchdog::dead_in_own_replica() {
+        watchdog::retire(own);
+    }
+    let shrunk = ulfm_backend::recover(old.comm(), &old.members, seq)?;
+    let me = shrunk.survivors.iter().position(|&i| i == old.me)?;
+    let dead: Vec<u32> = (0..old.members.len())
+        .filter(|i| !shrunk.survivors.contains(i))
+        .map(|i| old.members[i])
+        .collect();
+    install(
+        shrunk.comm,
+        shrunk.survivors.iter().map(|&i| old.members[i]).collect(),
+        shrunk.survivors.iter().map(|&i| old.replicas[i]).collect(),
+        me,
+    );
+    Some(Recovered {
+        dead,
+        behind: seq < shrunk.max_seq,
+        degree: shrunk.survivors.len(),
+        started,
+    })
 }
 
 /// The dead set as a mask of original replica indices.

@@ -30,5 +30,6 @@ pub mod settings;
 pub mod start;
 pub mod symbols;
 pub mod ulfm;
+pub mod ulfm_backend;
 pub mod watchdog;
 pub mod world;

@@ -27,7 +27,7 @@
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::guard::InsideMpi;
 use crate::runtime::handle::HandleBits;
-use crate::runtime::liveness;
+use crate::runtime::{liveness, ulfm_backend};
 use std::time::{Duration, Instant};
 
 /// What a wait gives up on besides its deadline.
@@ -85,6 +85,9 @@ pub fn until_moved(
     loop {
         match test() {
             Ok(true) => return unsafe { ffi::redio_mpi_success },
+            // Under ULFM, MPI itself reports the dead (or the revoke of a
+            // survivor that saw them first).
+            Err(code) if ulfm_backend::is_failure(code) => return PEER_DIED,
             Err(code) => return code,
             Ok(false) => {}
         }

@@ -11,7 +11,9 @@
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::world::{self, Identity, Mode};
-use crate::runtime::{flavour, guard::InsideMpi, liveness, log, poll, settings, watchdog};
+use crate::runtime::{
+    flavour, guard::InsideMpi, liveness, log, poll, settings, ulfm_backend, watchdog,
+};
 use redio_core::config::{Config, Layout, LogLevel, OnReplicaFailure, Source};
 use redio_core::job::{self, Bootstrap};
 use redio_core::topology::{LayoutKind, Topology};
@@ -73,6 +75,13 @@ pub fn after_init() {
     };
     let placement = topology.place(world_rank);
     log::set_identity(world_rank, Some((placement.replica, placement.rank)));
+    // Before any communicator exists, so that all of redio's inherit
+    // MPI_ERRORS_RETURN. Built-in mode only: in external mode the
+    // application owns the real world and its error handler.
+    let ulfm = mode == Mode::Builtin
+        && topology.degree() >= 2
+        && config.faults.on_replica_failure == OnReplicaFailure::Continue
+        && ulfm_backend::activate();
     // MPICH spins inside blocking calls: ranks that arrive early would steal
     // the CPU from ranks still in MPI_Init. Meet first in a polled barrier.
     barrier(comm);
@@ -84,7 +93,11 @@ pub fn after_init() {
     unsafe {
         if mode == Mode::Builtin {
             let members = topology.replica_members(placement.replica);
-            world::install_replica_world(create_group(comm, &members, TAG_REPLICA_WORLD));
+            let replica_world = create_group(comm, &members, TAG_REPLICA_WORLD);
+            if ulfm {
+                ulfm_backend::guard_replica_world(replica_world);
+            }
+            world::install_replica_world(replica_world);
         }
         let members = topology.replica_set_members(placement.rank);
         world::install_replica_set(create_group(comm, &members, TAG_REPLICA_SET), world_rank);
