@@ -1,4 +1,5 @@
-//! Replica failures (issue 5), on MPICH with the liveness back-end.
+//! Replica failures (issue 5): the liveness back-end on MPICH and Open MPI
+//! 4.1, the ULFM back-end on Open MPI 5.
 //!
 //! A process of a replicated job dies at an injected point
 //! (`REDIO_TEST_DIE`: in coordinated operation n, before any file call or
@@ -11,7 +12,8 @@
 //! The randomised trials draw from `REDIO_FT_SEED` (printed; set it to
 //! replay a run) and cover every read and write protocol, r=2 and r=3,
 //! master and non-master victims, and deaths in the middle of a chunked
-//! transfer.
+//! transfer. The SIGKILL trials kill a process from outside at a random
+//! moment of a run with 8 MiB operations, under ULFM.
 
 mod common;
 
@@ -23,7 +25,7 @@ use std::sync::{Mutex, OnceLock};
 const PROGRAM: &str = "io/io_failover.c";
 const RANKS: u32 = 2;
 /// Bytes per write and read: four chunks of [`CHUNK`].
-const BLOCK: &str = "262144";
+const BLOCK: u64 = 262144;
 const CHUNK: &str = "64KiB";
 /// Coordinated operations per logical rank (see io_failover.c).
 const OPERATIONS: u64 = 13;
@@ -54,6 +56,8 @@ struct Area {
     shared: PathBuf,
     config: PathBuf,
     summary: PathBuf,
+    /// Bytes per write and read of io_failover.
+    block: u64,
 }
 
 impl Area {
@@ -77,7 +81,14 @@ impl Area {
             shared,
             summary: root.join("summary.json"),
             config,
+            block: BLOCK,
         }
+    }
+
+    /// The same area with `block`-byte writes and reads.
+    fn with_block(mut self, block: u64) -> Area {
+        self.block = block;
+        self
     }
 
     /// Runs io_failover under redio with `env`, on MPICH.
@@ -90,7 +101,7 @@ impl Area {
         let exe = compile_flavour(mpi, PROGRAM, Flavour::Fortify);
         let mut launch = Launch::redio(mpi, RANKS, degree, "block", &exe)
             .config(&self.config)
-            .args([self.shared.display().to_string(), BLOCK.to_string()])
+            .args([self.shared.display().to_string(), self.block.to_string()])
             .timeout(TIMEOUT);
         launch.redio_args = vec!["--summary".to_string(), self.summary.display().to_string()];
         for (name, value) in env {
@@ -124,31 +135,35 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 /// The files of a fault-free run (r=2, simple protocols), computed once.
 fn reference() -> &'static BTreeMap<String, Vec<u8>> {
     static FILES: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
-    FILES.get_or_init(|| {
-        let area = Area::new("reference", "simple", "simple", "");
-        let job = area.run(2, &[]);
-        assert_eq!(job.code, Some(0), "the fault-free run failed:\n{job:#?}");
-        let found = files(&area.shared);
-        assert_eq!(found.len(), 2 * RANKS as usize, "{found:?}");
-        found
-    })
+    FILES.get_or_init(|| reference_files(BLOCK))
+}
+
+/// The files of a fault-free run with `block`-byte operations.
+fn reference_files(block: u64) -> BTreeMap<String, Vec<u8>> {
+    let area = Area::new(&format!("reference-{block}"), "simple", "simple", "").with_block(block);
+    let job = area.run(2, &[]);
+    assert_eq!(job.code, Some(0), "the fault-free run failed:\n{job:#?}");
+    let found = files(&area.shared);
+    assert_eq!(found.len(), 2 * RANKS as usize, "{found:?}");
+    found
 }
 
 /// Bytes written on the shared file system by a fault-free run of the
 /// same protocols and degree (computed once per combination).
-fn fault_free_written(mpi: Mpi, read: &str, write: &str, degree: u32) -> u64 {
-    type Key = (&'static str, String, String, u32);
+fn fault_free_written(mpi: Mpi, read: &str, write: &str, degree: u32, block: u64) -> u64 {
+    type Key = (&'static str, String, String, u32, u64);
     static CACHE: Mutex<BTreeMap<Key, u64>> = Mutex::new(BTreeMap::new());
-    let key: Key = (mpi.key(), read.into(), write.into(), degree);
+    let key: Key = (mpi.key(), read.into(), write.into(), degree, block);
     if let Some(&bytes) = CACHE.lock().unwrap().get(&key) {
         return bytes;
     }
     let area = Area::new(
-        &format!("fault-free-{}-{read}-{write}-{degree}", mpi.key()),
+        &format!("fault-free-{}-{read}-{write}-{degree}-{block}", mpi.key()),
         read,
         write,
         "",
-    );
+    )
+    .with_block(block);
     let job = area.run_on(mpi, degree, &[]);
     assert_eq!(job.code, Some(0), "fault-free run failed:\n{job:#?}");
     let bytes = area.summary()["bytes"]["bytes_written"].as_u64().unwrap();
@@ -181,7 +196,23 @@ fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
         trial.degree,
         &[("REDIO_TEST_DIE", trial.deaths.clone())],
     );
-    let story = || format!("{trial:?}\n{job:#?}");
+    check_outcome(mpi, &area, trial, &job, reference(), &format!("{trial:?}"))
+}
+
+/// What a user needs from a run that lost `trial.victims`: it completed,
+/// its files equal `expected`, the summary names the dead, and the shared
+/// file system received what the protocol writes without a failure plus at
+/// most one re-executed operation per failure, by every replica
+/// (docs/fault-tolerance.md, "What is written twice"). Returns why not.
+fn check_outcome(
+    mpi: Mpi,
+    area: &Area,
+    trial: &Trial,
+    job: &Job,
+    expected: &BTreeMap<String, Vec<u8>>,
+    what: &str,
+) -> Result<(), String> {
+    let story = || format!("{what}\n{job:#?}");
     if job.code != Some(0) {
         return Err(format!(
             "the job did not complete (exit {:?}):\n{}",
@@ -190,11 +221,11 @@ fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
         ));
     }
     let got = files(&area.shared);
-    if &got != reference() {
-        let differing: Vec<&String> = reference()
+    if &got != expected {
+        let differing: Vec<&String> = expected
             .keys()
             .chain(got.keys())
-            .filter(|k| reference().get(*k) != got.get(*k))
+            .filter(|k| expected.get(*k) != got.get(*k))
             .collect();
         return Err(format!(
             "output differs from the fault-free run in {differing:?}:\n{}",
@@ -217,19 +248,15 @@ fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
     if summary["completed"] != serde_json::Value::Bool(true) {
         return Err(format!("the summary says not completed: {summary:#}"));
     }
-    // Bytes on the shared file system: what the protocol writes without a
-    // failure, plus at most one re-executed operation per failure, by every
-    // replica (docs/fault-tolerance.md, "What is written twice").
     let written = summary["bytes"]["bytes_written"]
         .as_u64()
         .unwrap_or(u64::MAX);
-    let expected = fault_free_written(mpi, trial.read, trial.write, trial.degree);
-    let block: u64 = BLOCK.parse().unwrap();
-    let allowance = trial.victims.len() as u64 * u64::from(trial.degree) * block;
-    if written > expected + allowance {
+    let fault_free = fault_free_written(mpi, trial.read, trial.write, trial.degree, area.block);
+    let allowance = trial.victims.len() as u64 * u64::from(trial.degree) * area.block;
+    if written > fault_free + allowance {
         return Err(format!(
             "{written} bytes reached the shared file system; a fault-free run writes \
-             {expected}, and re-execution may add {allowance}:\n{}",
+             {fault_free}, and re-execution may add {allowance}:\n{}",
             story()
         ));
     }
@@ -268,6 +295,29 @@ fn world(replica: u32, rank: u32) -> u32 {
     replica * RANKS + rank
 }
 
+/// Trial `i` of a randomised series, with no death set yet, and whether
+/// its victim is the master (replica 0). Coverage comes by construction:
+/// every read and write protocol, both degrees, master and non-master
+/// victims; the victim's replica (if not the master) and rank are random.
+fn covering_trial(i: usize, dice: &mut Dice) -> (Trial, bool) {
+    let degree = 2 + (i % 2) as u32;
+    let master = (i / 2) % 2 == 0;
+    let replica = if master {
+        0
+    } else {
+        1 + dice.below(u64::from(degree) - 1) as u32
+    };
+    let victim = world(replica, dice.below(u64::from(RANKS)) as u32);
+    let trial = Trial {
+        read: READS[i % READS.len()],
+        write: WRITES[i % WRITES.len()],
+        degree,
+        deaths: String::new(),
+        victims: vec![victim],
+    };
+    (trial, master)
+}
+
 /// `count` random trials on `mpi` (see the module comment); panics with
 /// every failed trial.
 fn random_trials(mpi: Mpi, count: usize) {
@@ -275,18 +325,8 @@ fn random_trials(mpi: Mpi, count: usize) {
     let mut dice = Dice::new();
     let mut failures = Vec::new();
     for i in 0..count {
-        // Coverage by construction: every read and write protocol, both
-        // degrees, master and non-master victims; the moment is random.
-        let read = READS[i % READS.len()];
-        let write = WRITES[i % WRITES.len()];
-        let degree = 2 + (i % 2) as u32;
-        let master = (i / 2) % 2 == 0;
-        let replica = if master {
-            0
-        } else {
-            1 + dice.below(u64::from(degree) - 1) as u32
-        };
-        let rank = dice.below(u64::from(RANKS)) as u32;
+        let (mut trial, master) = covering_trial(i, &mut dice);
+        let victim = trial.victims[0];
         // Mid-transfer deaths need the victim to touch the file: the master
         // does in every protocol's data operations.
         let mid_transfer = master && dice.below(2) == 0;
@@ -296,14 +336,7 @@ fn random_trials(mpi: Mpi, count: usize) {
             dice.below(OPERATIONS)
         };
         let how = if dice.below(2) == 0 { "exit" } else { "segv" };
-        let victim = world(replica, rank);
-        let trial = Trial {
-            read,
-            write,
-            degree,
-            deaths: format!("{victim}:{seq}:{how}:{}", u32::from(mid_transfer)),
-            victims: vec![victim],
-        };
+        trial.deaths = format!("{victim}:{seq}:{how}:{}", u32::from(mid_transfer));
         eprintln!("trial {i}: {trial:?}");
         let name = format!("random-{}-{i}", mpi.key());
         if let Err(why) = run_trial_on(mpi, &name, &trial) {
@@ -432,4 +465,144 @@ fn on_replica_failure_abort_ends_the_job() {
     // logical rank finishes.
     assert_eq!(job.code, Some(3), "{job:#?}");
     assert!(job.stderr.contains("did not complete"), "{job:#?}");
+}
+
+// ---------------------------------------------------------------------------
+// SIGKILL from outside, at a random moment.
+
+/// Bytes per operation of the kill trials: 4 writes and 5 reads of 8 MiB per
+/// rank keep a job busy long enough to be hit anywhere, transfers included.
+const KILL_BLOCK: u64 = 8 << 20;
+
+/// The process of world rank `world_rank` of the job marked `trial`:
+/// found by its environment (the launcher's rank variable and the trial
+/// marker) and its name.
+fn find_process(trial: &str, world_rank: u32) -> Option<i32> {
+    let marker = format!("REDIO_FT_TRIAL={trial}");
+    let ranks = [
+        format!("OMPI_COMM_WORLD_RANK={world_rank}"),
+        format!("PMI_RANK={world_rank}"),
+    ];
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+            if !comm.trim().starts_with("io_failover") {
+                return None;
+            }
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
+            let has = |v: &str| vars.contains(&v.as_bytes());
+            (has(&marker) && ranks.iter().any(|r| has(r))).then_some(pid)
+        })
+}
+
+/// Runs io_failover on `mpi` and SIGKILLs the trial's victim `delay_ms`
+/// after the program's I/O began. Returns `Ok(false)` when the victim was already gone
+/// or done (the trial did not happen), else whether the job passed every check
+/// ([`check_outcome`]).
+fn kill_trial(
+    mpi: Mpi,
+    name: &str,
+    trial: &Trial,
+    delay_ms: u64,
+    expected: &BTreeMap<String, Vec<u8>>,
+) -> Result<bool, String> {
+    let victim = trial.victims[0];
+    let area = Area::new(name, trial.read, trial.write, "").with_block(KILL_BLOCK);
+    let (job, killed) = std::thread::scope(|scope| {
+        let running =
+            scope.spawn(|| area.run_on(mpi, trial.degree, &[("REDIO_FT_TRIAL", name.into())]));
+        let started = std::time::Instant::now();
+        // From the moment the program's I/O began (its first shared file
+        // exists): a death inside MPI_Init is not survived
+        // (docs/fault-tolerance.md, "Limits").
+        let pid = loop {
+            let io_began = std::fs::read_dir(&area.shared).is_ok_and(|mut d| d.next().is_some());
+            if let Some(pid) = find_process(name, victim).filter(|_| io_began) {
+                break Some(pid);
+            }
+            if running.is_finished() || started.elapsed().as_secs() > 30 {
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        // SAFETY: signalling a process of our own job.
+        let killed = pid.is_some_and(|pid| unsafe { libc::kill(pid, libc::SIGKILL) } == 0);
+        (running.join().unwrap(), killed)
+    });
+    // A kill that landed after every process had finished (the summary
+    // counts them all, and nobody saw a failure) did not test anything.
+    let summary = std::fs::read_to_string(&area.summary)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+    let finished_first = summary.is_some_and(|s| {
+        s["failed"].as_array().is_none_or(|f| f.is_empty())
+            && s["finished"].as_u64() == Some(u64::from(RANKS * trial.degree))
+    });
+    if !killed || finished_first {
+        return Ok(false);
+    }
+    let what = format!("{trial:?}, victim {victim}, killed after {delay_ms} ms");
+    check_outcome(mpi, &area, trial, &job, expected, &what).map(|()| true)
+}
+
+/// At least `count` SIGKILL trials that hit a live victim on `mpi`, over
+/// every protocol, r=2 and 3, master and non-master victims.
+fn kill_trials(mpi: Mpi, count: usize) {
+    let expected = reference_files(KILL_BLOCK);
+    let mut dice = Dice::new();
+    let (mut hits, mut failures, mut unreported, mut i) = (0, Vec::new(), Vec::new(), 0usize);
+    while hits < count && i < 3 * count {
+        let (trial, _) = covering_trial(i, &mut dice);
+        let victim = trial.victims[0];
+        // The I/O lasts about half a second here: any moment of it.
+        let delay = dice.below(450);
+        let name = format!("kill-{}-{i}", mpi.key());
+        eprintln!("kill trial {i}: {trial:?}, victim {victim}, after {delay} ms");
+        match kill_trial(mpi, &name, &trial, delay, &expected) {
+            Ok(true) => hits += 1,
+            Ok(false) => eprintln!("  (the victim had finished: not counted)"),
+            // Open MPI's runtime did not tell a survivor of the death in
+            // time, and the job ended with that named error instead of
+            // hanging: a known limit of Open MPI 5.0.11
+            // (docs/fault-tolerance.md), tolerated in one trial out of ten
+            // and then not counted.
+            Err(why) if why.contains("Open MPI has not reported it") => {
+                eprintln!("  (Open MPI did not report the death: not counted)");
+                unreported.push(format!("kill trial {i}: {why}"));
+            }
+            Err(why) => {
+                hits += 1;
+                failures.push(format!("kill trial {i}: {why}"));
+            }
+        }
+        i += 1;
+    }
+    assert!(
+        unreported.len() <= count / 10,
+        "Open MPI did not report the death in {} trials:\n{}",
+        unreported.len(),
+        unreported.join("\n\n")
+    );
+    assert!(
+        hits >= count,
+        "only {hits} of {i} kill trials hit a live victim"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn survivors_finish_after_sigkill_at_a_random_moment_ulfm() {
+    // The ULFM back-end (Open MPI 5, `--with-ft ulfm`). MPICH's Hydra ends
+    // the job on any signal death (docs/fault-tolerance.md).
+    kill_trials(Mpi::OpenMpi5, 20);
 }
