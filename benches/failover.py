@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Fail-over benchmarks (issue 5), on MPICH with the liveness back-end.
+"""Fail-over benchmarks (issue 5).
 
-1. Detection latency: a replica dies (REDIO_TEST_DIE) in the middle of a
-   job doing coordinated I/O (tests/programs/io/io_failover.c); the latency
-   is the time from its death (its last event) to the survivor of its
-   replica set resuming (the survivor's fail-over event, written once the
-   survivors agreed). Reported per degree and victim role.
+1. Detection latency, per back-end (--mpi): a replica dies (REDIO_TEST_DIE)
+   in the middle of a job doing coordinated I/O
+   (tests/programs/io/io_failover.c); the latency is the time from its
+   death (its last event) to the survivor of its replica set resuming (the
+   survivor's fail-over event, written once the survivors agreed).
+   Reported per degree and victim role. MPICH and Open MPI 4.1 use the
+   liveness back-end (the victim exits); Open MPI 5 uses ULFM (the victim
+   SIGKILLs itself: Open MPI does not report a non-zero exit).
 2. Fault-free overhead: the protocol benchmark loop (benches/io_loop.c) at
    r=2 with fail-over readiness on (the default) and off
    (REDIO_BENCH_NO_LIVENESS=1: no liveness checks in waits, no watchdog),
    interleaved, median of the repetitions.
 
 Usage: benches/failover.py [--trials N] [--reps N] [--blocks 65536,1048576,...]
+                           [--mpi mpich,openmpi,openmpi5] [--no-overhead]
 """
 import argparse
 import json
@@ -27,21 +31,30 @@ OVERHEAD_CASES = [("read", "simple"), ("read", "distributed-chunked"), ("read", 
                   ("write", "simple"), ("write", "distributed")]
 
 
-def compile_failover(build):
-    exe = os.path.join(build, "io_failover")
+# Per MPI: compiler, how the victim dies, the back-end's name.
+FLAVOURS = {
+    "mpich": ("mpicc.mpich", "exit", "liveness"),
+    "openmpi": ("mpicc.openmpi", "exit", "liveness"),
+    "openmpi5": (os.path.join(ROOT, ".venv", "bin", "mpicc"), "kill", "ULFM"),
+}
+
+
+def compile_failover(build, mpi):
+    exe = os.path.join(build, f"io_failover-{mpi}")
     programs = os.path.join(ROOT, "tests", "programs")
-    subprocess.run(["mpicc.mpich", "-O2", f"-I{programs}", f"-I{programs}/io", "-o", exe,
+    subprocess.run([FLAVOURS[mpi][0], "-O2", f"-I{programs}", f"-I{programs}/io", "-o", exe,
                     os.path.join(programs, "io", "io_failover.c")], check=True)
     return exe
 
 
-def one_death(exe, work, degree, victim, seq, calls, block):
+def one_death(mpi, exe, work, degree, victim, seq, calls, block):
     shared = tempfile.mkdtemp(prefix="shared-", dir=work)
     cfg = config(work, f"ft-{degree}.yaml", shared, "simple", "simple")
     summary = os.path.join(work, "summary.json")
-    command = [REDIO, "run", "--mpi", "mpich", "-n", "2", "-r", str(degree), "--config", cfg,
+    command = [REDIO, "run", "--mpi", mpi, "-n", "2", "-r", str(degree), "--config", cfg,
                "--summary", summary, "--", exe, shared, str(block)]
-    env = {**os.environ, "REDIO_TEST_DIE": f"{victim}:{seq}:exit:{calls}"}
+    how = FLAVOURS[mpi][1]
+    env = {**os.environ, "REDIO_TEST_DIE": f"{victim}:{seq}:{how}:{calls}"}
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     if result.returncode != 0:
         raise SystemExit(f"trial failed: {' '.join(command)}\n{result.stderr}")
@@ -52,9 +65,11 @@ def one_death(exe, work, degree, victim, seq, calls, block):
     return min(resumed) - died
 
 
-def latency(exe, work, trials, block):
-    print(f"\n### Detection latency: death to the survivors resuming ({trials} trials each, "
-          f"{human(block)} blocks, MPICH, liveness back-end)\n")
+def latency(mpi, work, trials, block):
+    exe = compile_failover(work, mpi)
+    print(f"\n### Detection latency, {mpi} ({FLAVOURS[mpi][2]} back-end, victim: "
+          f"{FLAVOURS[mpi][1]}): death to the survivors resuming ({trials} trials each, "
+          f"{human(block)} blocks)\n")
     print("| degree | victim | where | median | max |")
     print("|---|---|---|---|---|")
     for degree in (2, 3):
@@ -62,7 +77,8 @@ def latency(exe, work, trials, block):
             for where, seq, calls in (("before a write", 3, 0), ("mid-read (after its pread)", 7, 1)):
                 if role == "non-master" and calls:
                     continue  # a non-master does no file call in simple read
-                times = [one_death(exe, work, degree, victim, seq, calls, block) for _ in range(trials)]
+                times = [one_death(mpi, exe, work, degree, victim, seq, calls, block)
+                         for _ in range(trials)]
                 print(f"| {degree} | {role} | {where} | {statistics.median(times) * 1000:.0f} ms "
                       f"| {max(times) * 1000:.0f} ms |")
 
@@ -101,13 +117,20 @@ def main():
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--blocks", default=f"{64 * 1024},{MiB},{16 * MiB}")
+    parser.add_argument("--mpi", default="mpich,openmpi5",
+                        help="MPIs whose detection latency to measure (mpich, openmpi, openmpi5)")
+    parser.add_argument("--no-overhead", action="store_true",
+                        help="skip the fault-free overhead (MPICH)")
     args = parser.parse_args()
     blocks = [int(b) for b in args.blocks.split(",")]
     # Not under /dev/shm: redio counts it node-local by default.
     work = tempfile.mkdtemp(prefix="redio-failover-")
-    print(f"command: benches/failover.py --trials {args.trials} --reps {args.reps} --blocks {args.blocks}")
-    latency(compile_failover(work), work, args.trials, MiB)
-    overhead(compile_loop(), work, args.reps, blocks)
+    print(f"command: benches/failover.py --trials {args.trials} --reps {args.reps} "
+          f"--blocks {args.blocks} --mpi {args.mpi}" + (" --no-overhead" if args.no_overhead else ""))
+    for mpi in args.mpi.split(","):
+        latency(mpi, work, args.trials, MiB)
+    if not args.no_overhead:
+        overhead(compile_loop(), work, args.reps, blocks)
     subprocess.run(["rm", "-rf", work])
 
 
