@@ -57,7 +57,7 @@ const CASES: &[Case] = &[
     case("wrong type: text for a boolean", "version: 1\nvoting:\n  enabled: yes\n", 3, 12, "voting.enabled: expected true or false, found \"yes\""),
     case("wrong type: list for a scalar", "version: 1\nio:\n  read: [simple]\n", 3, 9, "io.read: expected one of: none, simple, extended-simple, read-distribute, chained, chunked-chained, distributed-chunked, auto, found a list"),
     case("list where a mapping is expected", "version: 1\nreplication:\n  - degree: 2\n", 3, 3, "replication: expected a mapping (with keys degree, layout, map_file, source), found a list"),
-    case("scalar where a mapping is expected", "version: 1\nfaults: 5s\n", 2, 9, "faults: expected a mapping (with keys timeout, heartbeat, on_replica_failure), found \"5s\""),
+    case("scalar where a mapping is expected", "version: 1\nfaults: 5s\n", 2, 9, "faults: expected a mapping (with keys timeout, heartbeat, heartbeat_dir, on_replica_failure), found \"5s\""),
     case("mapping where a list is expected", "version: 1\nshared:\n  paths:\n    scratch: /scratch\n", 4, 5, "shared.paths: expected a list (each item an absolute path), found a mapping"),
     case("scalar where a list of mappings is expected", "version: 1\nremap: /a\n", 2, 8, "remap: expected a list of mappings, found \"/a\""),
     case("bad enum value", "version: 1\nreplication:\n  layout: diagonal\n", 3, 11, "replication.layout: unknown layout \"diagonal\" (expected one of: block, cyclic, map)"),

@@ -606,3 +606,64 @@ fn survivors_finish_after_sigkill_at_a_random_moment_ulfm() {
     // the job on any signal death (docs/fault-tolerance.md).
     kill_trials(Mpi::OpenMpi5, 20);
 }
+
+// ---------------------------------------------------------------------------
+// Peers on other nodes: heartbeats.
+
+#[test]
+fn a_peer_on_another_node_is_found_dead_by_its_heartbeat() {
+    reference();
+    // `REDIO_TEST_REMOTE_PEERS=1` makes every process count the others as
+    // on another node: process ids are not looked at, only the beat files
+    // in `faults.heartbeat_dir`.
+    let beats = fresh_dir("ft/heartbeat-beats").canonicalize().unwrap();
+    let area = Area::new(
+        "heartbeat",
+        "simple",
+        "distributed",
+        &format!(
+            "faults: {{timeout: 2s, heartbeat: 200ms, heartbeat_dir: \"{}\"}}\n",
+            beats.display()
+        ),
+    );
+    let victim = world(1, 0);
+    let trial = Trial {
+        read: "simple",
+        write: "distributed",
+        degree: 2,
+        deaths: format!("{victim}:3:exit"),
+        victims: vec![victim],
+    };
+    let job = area.run(
+        2,
+        &[
+            ("REDIO_TEST_DIE", trial.deaths.clone()),
+            ("REDIO_TEST_REMOTE_PEERS", "1".into()),
+        ],
+    );
+    check_outcome(Mpi::Mpich, &area, &trial, &job, reference(), "heartbeat").unwrap();
+    // Every process beat in the job's directory.
+    let job_dir = std::fs::read_dir(&beats)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let beating = std::fs::read_dir(&job_dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("beat.")
+        })
+        .count();
+    assert_eq!(beating, 4, "beat files in {}", job_dir.display());
+    // Found by the silence of its beat (2 s), not by its process id (ms).
+    let summary = area.summary();
+    let died = summary["failed"][0]["reported"].as_f64().unwrap();
+    let resumed = summary["fail_overs"][0]["time"].as_f64().unwrap();
+    assert!(
+        resumed - died > 1.5,
+        "fail-over {:.3} s after the death: not by heartbeat\n{summary:#}",
+        resumed - died
+    );
+}

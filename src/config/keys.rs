@@ -37,7 +37,15 @@ pub(crate) const SECTIONS: &[(&str, &[&str])] = &[
     ("remap", &[]),
     ("io", &["read", "write", "chunk_size", "readers", "rules"]),
     ("voting", &["checksum", "enabled", "on_mismatch"]),
-    ("faults", &["timeout", "heartbeat", "on_replica_failure"]),
+    (
+        "faults",
+        &[
+            "timeout",
+            "heartbeat",
+            "heartbeat_dir",
+            "on_replica_failure",
+        ],
+    ),
     (
         "parity",
         &[
@@ -150,6 +158,7 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(voting.on_mismatch, Choice::<OnMismatch>::new()),
         scalar!(faults.timeout, Span),
         scalar!(faults.heartbeat, Span),
+        scalar!(faults.heartbeat_dir, Opt(FilePath)),
         scalar!(faults.on_replica_failure, Choice::<OnReplicaFailure>::new()),
         scalar!(parity.scheme, Choice::<ParityScheme>::new()),
         scalar!(parity.set_size, Int::<u32>::at_least(2)),

@@ -272,6 +272,7 @@ mod tests {
         ("voting", "on_mismatch", "", "warn", "abort"),
         ("faults", "timeout", "", "20s", "3s"),
         ("faults", "heartbeat", "", "2s", "500ms"),
+        ("faults", "heartbeat_dir", "", "/hb/file", "/hb/env"),
         ("faults", "on_replica_failure", "", "abort", "continue"),
         ("parity", "scheme", "", "xor", "rs"),
         ("parity", "set_size", "", "4", "16"),

@@ -308,6 +308,7 @@ pub(crate) struct RawVoting {
 pub(crate) struct RawFaults {
     pub timeout: Option<Val>,
     pub heartbeat: Option<Val>,
+    pub heartbeat_dir: Option<Val>,
     pub on_replica_failure: Option<Val>,
 }
 

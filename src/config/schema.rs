@@ -318,6 +318,10 @@ pub struct Faults {
     /// How often replicas signal that they are alive; shorter than `timeout`.
     #[serde(serialize_with = "emit::duration")]
     pub heartbeat: Duration,
+    /// A directory on a file system every node sees, where each process
+    /// beats every `heartbeat`: peers on other nodes whose beat stops for
+    /// `timeout` are dead. `None`: such peers are bounded by deadlines only.
+    pub heartbeat_dir: Option<PathBuf>,
     /// What the survivors do when a replica fails.
     pub on_replica_failure: OnReplicaFailure,
 }
@@ -338,6 +342,7 @@ impl Default for Faults {
         Faults {
             timeout: Duration::from_secs(10),
             heartbeat: Duration::from_secs(1),
+            heartbeat_dir: None,
             on_replica_failure: OnReplicaFailure::Continue,
         }
     }

@@ -198,9 +198,15 @@ fn on_leader(op: Operation, mut operation: impl FnMut() -> Reply) -> (Reply, boo
 }
 
 /// The deadline of a wait once every replica announced the operation
-/// (`faults.timeout`).
+/// (`faults.timeout`). With heartbeats a dead peer on another node is
+/// found after `faults.timeout` without a beat, and fails over: the
+/// deadline, which ends the operation with an error instead, then only
+/// catches peers that are alive but stuck, so it is twice as long.
 fn deadline() -> Option<std::time::Duration> {
-    settings::get().map(|c| c.faults.timeout)
+    settings::get().map(|c| match c.faults.heartbeat_dir {
+        Some(_) => 2 * c.faults.timeout,
+        None => c.faults.timeout,
+    })
 }
 
 /// A name operation run again by a new leader may find its work done by

@@ -5,8 +5,9 @@
 //! At start-up every process learns every other one's process id and host
 //! ([`install`]); a process on the same host is dead once `kill(pid, 0)`
 //! fails with `ESRCH` or `/proc` shows it as a zombie. Processes on other
-//! hosts cannot be checked this way: for them the operation deadlines
-//! (`faults.timeout`) bound the wait instead (docs/fault-tolerance.md).
+//! hosts cannot be checked this way: for them the beats of
+//! [`heartbeat`] (with `faults.heartbeat_dir`) or else the operation
+//! deadlines (`faults.timeout`) apply (docs/fault-tolerance.md).
 //!
 //! A survivor that completes after a failure leaves without `MPI_Finalize`,
 //! so its exit looks like a death. It first leaves a marker
@@ -18,6 +19,7 @@
 //! (with `-disable-auto-cleanup`); the handler only raises [`hinted`], so
 //! that waits check at once instead of at their next period.
 
+use crate::runtime::{heartbeat, rawfs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -42,6 +44,13 @@ static HINT: AtomicBool = AtomicBool::new(false);
 /// Records every world rank's process (indexed by world rank) and this
 /// process's host.
 pub fn install(peers: Vec<Peer>, my_host: u64) {
+    // A test of cross-node liveness on one machine: every other process
+    // counts as on another node (tests/fault_tolerance.rs).
+    let my_host = if std::env::var_os("REDIO_TEST_REMOTE_PEERS").is_some_and(|v| v == "1") {
+        !my_host ^ u64::from(std::process::id())
+    } else {
+        my_host
+    };
     let _ = HOST.set(my_host);
     DISABLED.store(
         std::env::var_os("REDIO_BENCH_NO_LIVENESS").is_some_and(|v| v == "1"),
@@ -51,62 +60,36 @@ pub fn install(peers: Vec<Peer>, my_host: u64) {
     // else one named after world rank 0's process.
     let dir = match std::env::var(redio_core::outcome::ENV_RUN_DIR) {
         Ok(dir) => format!("{dir}/"),
-        Err(_) => {
-            let first = peers.first().copied().unwrap_or(Peer { pid: 0, host: 0 });
-            let tmp = std::env::temp_dir();
-            format!(
-                "{}/redio-job-{}-{:x}/",
-                tmp.display(),
-                first.pid,
-                first.host
-            )
-        }
+        Err(_) => format!(
+            "{}/{}/",
+            std::env::temp_dir().display(),
+            job_name_of(&peers)
+        ),
     };
     let _ = MARKERS.set(dir);
     let _ = PEERS.set(peers);
 }
 
 fn marker(world_rank: u32) -> Option<String> {
-    Some(format!("{}finished.{world_rank}\0", MARKERS.get()?))
+    Some(format!("{}finished.{world_rank}", MARKERS.get()?))
 }
 
 /// Leaves this process's finished marker (before it exits without
-/// `MPI_Finalize`).
+/// `MPI_Finalize`), in the node's run directory and, with heartbeats, in
+/// the shared beat directory where other nodes look.
 pub fn mark_finished(world_rank: u32) {
     let (Some(dir), Some(path)) = (MARKERS.get(), marker(world_rank)) else {
         return;
     };
-    let dir = format!("{dir}\0");
-    // SAFETY: NUL-terminated paths; raw system calls, so no hook sees them.
-    unsafe {
-        libc::syscall(libc::SYS_mkdirat, libc::AT_FDCWD, dir.as_ptr(), 0o700);
-        let fd = libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
-            0o600,
-        );
-        if fd >= 0 {
-            libc::syscall(libc::SYS_close, fd);
-        }
-    }
+    rawfs::mkdir(dir);
+    rawfs::write(&path, b"");
+    heartbeat::mark_finished(world_rank);
 }
 
-/// Whether `world_rank` left a finished marker.
+/// Whether `world_rank` left a finished marker (here or, with heartbeats,
+/// in the beat directory).
 pub fn finished(world_rank: u32) -> bool {
-    let Some(path) = marker(world_rank) else {
-        return false;
-    };
-    // SAFETY: a NUL-terminated path.
-    unsafe {
-        libc::syscall(
-            libc::SYS_faccessat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::F_OK,
-        ) == 0
-    }
+    marker(world_rank).is_some_and(|path| rawfs::exists(&path)) || heartbeat::finished(world_rank)
 }
 
 /// Whether `world_rank` died: gone without finishing.
@@ -129,8 +112,10 @@ pub fn enabled() -> bool {
     !DISABLED.load(Ordering::Relaxed)
 }
 
-/// Whether `world_rank` is alive, as far as this process can tell: a
-/// process on another host, or before [`install`], counts as alive.
+/// Whether `world_rank` is alive, as far as this process can tell: by its
+/// process id on this node; on another node, by its beat when
+/// `faults.heartbeat_dir` is set (else it counts as alive, as before
+/// [`install`]).
 pub fn is_alive(world_rank: u32) -> bool {
     let (Some(peers), Some(&host)) = (PEERS.get(), HOST.get()) else {
         return true;
@@ -140,8 +125,21 @@ pub fn is_alive(world_rank: u32) -> bool {
     }
     match peers.get(world_rank as usize) {
         Some(peer) if peer.host == host => process_alive(peer.pid),
-        _ => true,
+        // Another node: its beat, when beats are on (else deadlines only).
+        Some(_) => heartbeat::alive(world_rank),
+        None => true,
     }
+}
+
+/// The name of this job's directory, the same in every process: world
+/// rank 0's process id and host.
+pub fn job_name() -> String {
+    job_name_of(PEERS.get().map_or(&[], |p| p.as_slice()))
+}
+
+fn job_name_of(peers: &[Peer]) -> String {
+    let first = peers.first().copied().unwrap_or(Peer { pid: 0, host: 0 });
+    format!("redio-job-{}-{:x}", first.pid, first.host)
 }
 
 /// Whether every one of `world_ranks` runs on this node, where its death
@@ -181,28 +179,11 @@ fn process_alive(pid: i32) -> bool {
     !matches!(process_state(pid), Some(b'Z' | b'X' | b'x'))
 }
 
-/// The state letter of `/proc/PID/stat` (the field after the command name),
-/// read with raw system calls so that no hook sees it.
+/// The state letter of `/proc/PID/stat` (the field after the command name).
 fn process_state(pid: i32) -> Option<u8> {
-    let path = format!("/proc/{pid}/stat\0");
-    // SAFETY: a NUL-terminated path; the descriptor is closed below.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    } as i32;
-    if fd < 0 {
-        return None;
-    }
     let mut buf = [0u8; 512];
-    // SAFETY: reading into a local buffer of its length.
-    let n = unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) };
-    // SAFETY: our own descriptor.
-    unsafe { libc::syscall(libc::SYS_close, fd) };
-    let text = buf.get(..usize::try_from(n).ok()?)?;
+    let n = rawfs::read(&format!("/proc/{pid}/stat"), &mut buf)?;
+    let text = &buf[..n];
     // "PID (COMM) S ...": COMM may contain spaces and parentheses.
     let close = text.iter().rposition(|&b| b == b')')?;
     text.get(close + 2).copied()

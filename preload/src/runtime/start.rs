@@ -12,7 +12,7 @@
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::world::{self, Identity, Mode};
 use crate::runtime::{
-    flavour, guard::InsideMpi, liveness, log, poll, settings, ulfm_backend, watchdog,
+    flavour, guard::InsideMpi, heartbeat, liveness, log, poll, settings, ulfm_backend, watchdog,
 };
 use redio_core::config::{Config, Layout, LogLevel, OnReplicaFailure, Source};
 use redio_core::job::{self, Bootstrap};
@@ -182,6 +182,15 @@ fn start_fault_handling(config: &Config, topology: &Topology, world_rank: u32) {
     let survive = config.faults.on_replica_failure == OnReplicaFailure::Continue;
     // Only MPICH ends the job on a death by signal (docs/fault-tolerance.md).
     watchdog::install_signal_handlers(survive && flavour::built_for() == "MPICH");
+    if let Some(dir) = &config.faults.heartbeat_dir {
+        heartbeat::start(
+            dir,
+            &liveness::job_name(),
+            world_rank,
+            config.faults.heartbeat,
+            config.faults.timeout,
+        );
+    }
     watchdog::start(topology.clone(), world_rank, config.faults.heartbeat);
 }
 

@@ -15,7 +15,7 @@
 //! fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) become an
 //! exit with code 128 + signal ([`install_signal_handlers`]).
 
-use crate::runtime::{liveness, log, membership, report, ulfm_backend};
+use crate::runtime::{heartbeat, liveness, log, membership, report, ulfm_backend};
 use redio_core::outcome::{Event, Process};
 use redio_core::topology::Topology;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,6 +83,7 @@ fn watch(period: Duration) {
         if STOPPED.load(Ordering::Relaxed) {
             return;
         }
+        heartbeat::beat();
         if let Some(dead) = mine.iter().copied().find(|&w| liveness::failed(w)) {
             retire(dead);
         }
