@@ -47,7 +47,13 @@ fn spec_of(
     let ranks = match (place.ranks, roots.len()) {
         (Some(n), _) => n,
         (None, n) if n > 1 => n as u32,
-        _ => return Err("give the number of logical ranks with -n N".into()),
+        _ => {
+            return Err(
+                "give the number of logical ranks with -n N (the MPI job), or \
+                        --offline to work in this process on files gathered in one place"
+                    .into(),
+            )
+        }
     };
     if ranks == 0 {
         return Err("-n 0: at least one rank is needed".into());

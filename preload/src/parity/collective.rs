@@ -96,12 +96,15 @@ pub(crate) fn allgather_bytes(comm: ffi::MPI_Comm, mine: &[u8]) -> Result<Vec<Ve
         displs.push(total);
         total = total.checked_add(l).ok_or("gathered messages over 2 GiB")?;
     }
-    let mut all = vec![0u8; total as usize];
+    // Never an empty Vec's dangling pointer: 0x1 is Open MPI's MPI_IN_PLACE.
+    let mut all = vec![0u8; (total as usize).max(1)];
+    let mut bytes = mine.to_vec();
+    bytes.push(0);
     // SAFETY: all buffers outlive the request, waited for here.
     ok(
         unsafe {
             pmpi::PMPI_Iallgatherv(
-                mine.as_ptr().cast(),
+                bytes.as_ptr().cast(),
                 len,
                 ffi::redio_mpi_byte,
                 all.as_mut_ptr().cast(),
