@@ -205,9 +205,18 @@ impl Status {
 struct Mine {
     status: Status,
     findings: Vec<String>,
-    /// The set's reference header, this rank's damaged files and usable
-    /// redundancy file (payload offset).
-    set: Option<(Header, Vec<usize>, Option<(PathBuf, u64)>)>,
+    /// This rank's set, when a header names it.
+    set: Option<MySet>,
+}
+
+/// This rank's place in its set, as found on disk.
+struct MySet {
+    /// The set's reference header.
+    header: Header,
+    /// Indices of this rank's damaged files.
+    damaged: Vec<usize>,
+    /// This rank's usable redundancy file and its payload offset.
+    usable: Option<(PathBuf, u64)>,
 }
 
 /// Steps 1 and 2: gathers the headers and checks this rank's files.
@@ -326,8 +335,11 @@ fn assess_mine(
     }
     mine.status.lost_data = !damaged.is_empty();
     mine.status.lost_red = usable.is_none();
-    let idx = damaged.iter().map(|d| d.0).collect();
-    mine.set = Some((h, idx, usable));
+    mine.set = Some(MySet {
+        header: h,
+        damaged: damaged.iter().map(|d| d.0).collect(),
+        usable,
+    });
     Ok((mine, refs))
 }
 
@@ -419,7 +431,12 @@ fn check(
     if spec.op == Operation::Verify {
         // Deep check: recompute the parity of healthy XOR / RS sets.
         let mut bad = Vec::new();
-        if let Some((h, _, Some((path, at)))) = mine_set {
+        if let Some(MySet {
+            header: h,
+            usable: Some((path, at)),
+            ..
+        }) = mine_set
+        {
             let healthy = sets.get(&h.set_id).is_some_and(|s| s.1 == Verdict::Healthy);
             if healthy && matches!(h.scheme, Scheme::Xor | Scheme::Rs { .. }) {
                 let me = mine.status.member as usize;
@@ -464,7 +481,15 @@ fn check(
         });
     }
     let mut rebuilt = repair::Rebuilt::default();
-    if let (Some((h, damaged, usable)), Ok(root)) = (mine_set, &root) {
+    if let (
+        Some(MySet {
+            header: h,
+            damaged,
+            usable,
+        }),
+        Ok(root),
+    ) = (mine_set, &root)
+    {
         if let Some((d, Verdict::Repairable)) = sets.get(&h.set_id) {
             let me = mine.status.member as usize;
             let local = Local {
