@@ -9,24 +9,34 @@
 mod common;
 
 use common::parity::{contents, data_only, header, rank_dir, rank_dirs, snapshot, text, Case};
-use common::{launch_lock, redio_bin, Mpi};
+use common::{fresh_dir, launch_lock, redio_bin, Mpi};
 use redio_parity::format::{Header, TRAILER_MAGIC};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Runs `redio parity OP` as an MPI job of `ranks` ranks on the rank
-/// directories of `replica` under `data` (`--root …/rank{rank}`).
-fn collective(op: &str, mpi: Mpi, data: &Path, replica: u32, ranks: u32) -> Output {
+/// Runs `redio ARGS` under `timeout`, one MPI job on the machine at a time.
+fn redio_job(args: &[String]) -> Output {
     let _machine = launch_lock();
-    let root = format!("{}/r{replica}/rank{{rank}}", data.display());
     Command::new("timeout")
         .args(["-k", "5", "90"])
         .arg(redio_bin())
-        .args(["parity", op, "--mpi", mpi.key(), "-n", &ranks.to_string()])
-        .args(["--root", &root, "--piece", "65536"])
+        .args(args)
         .output()
-        .expect("run redio parity")
+        .expect("run redio")
+}
+
+/// Runs `redio parity OP` as an MPI job of `ranks` ranks on the rank
+/// directories of `replica` under `data` (`--root …/rank{rank}`).
+fn collective(op: &str, mpi: Mpi, data: &Path, replica: u32, ranks: u32) -> Output {
+    let root = format!("{}/r{replica}/rank{{rank}}", data.display());
+    let args = ["parity", op, "--mpi", mpi.key(), "-n", &ranks.to_string()];
+    let args: Vec<String> = args
+        .into_iter()
+        .chain(["--root", &root, "--piece", "65536"])
+        .map(String::from)
+        .collect();
+    redio_job(&args)
 }
 
 /// Every entry under `dirs` with its size, not following symlinks (what a
@@ -129,33 +139,30 @@ fn check(case: &Case) {
     }
 }
 
-#[test]
-fn xor_collective_rebuild_one_loss_and_refusal_of_two() {
-    // 2 ranks: the smallest set; 8 ranks in sets of 3: sets of 3, 3 and 2.
-    for (ranks, set) in [(2, 2), (8, 3)] {
-        let mut case = Case::new("xor", ranks, set);
+/// [`check`] for `scheme` with each (ranks, set size) of `shapes`.
+fn check_shapes(scheme: &'static str, shapes: &[(u32, u32)]) {
+    for &(ranks, set) in shapes {
+        let mut case = Case::new(scheme, ranks, set);
         case.prefix = "pr";
         check(&case);
     }
+}
+
+#[test]
+fn xor_collective_rebuild_one_loss_and_refusal_of_two() {
+    // 2 ranks: the smallest set; 8 ranks in sets of 3: sets of 3, 3 and 2.
+    check_shapes("xor", &[(2, 2), (8, 3)]);
 }
 
 #[test]
 fn rs2_collective_rebuild_two_losses_and_refusal_of_three() {
     // 4 ranks: one set of 4; 6 ranks in sets of 4: two sets of 3.
-    for (ranks, set) in [(4, 4), (6, 4)] {
-        let mut case = Case::new("rs", ranks, set);
-        case.prefix = "pr";
-        check(&case);
-    }
+    check_shapes("rs", &[(4, 4), (6, 4)]);
 }
 
 #[test]
 fn partner_collective_rebuild_one_loss_and_refusal_of_two() {
-    for (ranks, set) in [(3, 3), (6, 4)] {
-        let mut case = Case::new("partner", ranks, set);
-        case.prefix = "pr";
-        check(&case);
-    }
+    check_shapes("partner", &[(3, 3), (6, 4)]);
 }
 
 #[test]
@@ -319,4 +326,44 @@ fn unsafe_header_paths_are_refused_collectively_and_nothing_is_written() {
         text(&o)
     );
     assert_eq!(listing(&dirs), listed);
+}
+
+#[test]
+fn collective_encode_writes_what_offline_verify_accepts_and_wrong_rank_counts_are_refused() {
+    let data = fresh_dir("pr-encode");
+    let dirs = rank_dirs(&data, 0, 3);
+    for (r, d) in dirs.iter().enumerate() {
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        let bytes: Vec<u8> = (0..20_000 + 3_001 * r).map(|i| (i * 7 + r) as u8).collect();
+        std::fs::write(d.join("ckpt.dat"), bytes).unwrap();
+        std::fs::write(d.join("sub/meta"), format!("rank {r}")).unwrap();
+    }
+    let root = format!("{}/r0/rank{{rank}}", data.display());
+    let words = [
+        "parity", "encode", "-n", "3", "--root", &root, "--scheme", "rs:2",
+    ];
+    let args: Vec<String> = words
+        .into_iter()
+        .chain(["--set-size", "3", "--groups", "node{rank}"])
+        .map(String::from)
+        .collect();
+    let o = redio_job(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("rank 2: wrote"), "{}", text(&o));
+    let h = header(&dirs[1]);
+    assert_eq!(h.members.len(), 3);
+    assert_eq!(h.members[1].failure_group, "node1");
+    let offline = Command::new(redio_bin())
+        .args(["parity", "verify", "--offline"])
+        .args(&dirs)
+        .output()
+        .unwrap();
+    assert_eq!(offline.status.code(), Some(0), "{}", text(&offline));
+    let o = collective("verify", Mpi::Mpich, &data, 0, 4);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("a job of 3 ranks; run with -n 3"),
+        "{}",
+        text(&o)
+    );
 }

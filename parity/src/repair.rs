@@ -208,6 +208,21 @@ fn plan(h: &Header, d: &Damage) -> Result<Plan, String> {
     }
 }
 
+/// The requests for the data pieces of row `row` at `off` within the chunk,
+/// one per data member of the row.
+fn data_requests(
+    code: &StripeCode,
+    row: usize,
+    chunk: u64,
+    off: u64,
+    len: u64,
+) -> impl Iterator<Item = (usize, Request)> + '_ {
+    code.data_members(row).into_iter().filter_map(move |i| {
+        let offset = code.data_chunk(i, row)? as u64 * chunk + off;
+        Some((i, Request::Data { offset, len }))
+    })
+}
+
 impl Plan {
     /// The sources of a step's piece at `off`, `len` bytes, in a fixed order.
     fn sources(&self, h: &Header, s: &Step, off: u64, len: u64) -> Vec<(usize, Request)> {
@@ -217,20 +232,8 @@ impl Plan {
                 let Some(rp) = &self.rows[row] else {
                     return Vec::new();
                 };
-                let mut v: Vec<(usize, Request)> = code
-                    .data_members(row)
-                    .into_iter()
-                    .filter(|i| !rp.lost_data.contains(i))
-                    .filter_map(|i| {
-                        let d = code.data_chunk(i, row)? as u64;
-                        Some((
-                            i,
-                            Request::Data {
-                                offset: d * chunk + off,
-                                len,
-                            },
-                        ))
-                    })
+                let mut v: Vec<(usize, Request)> = data_requests(code, row, chunk, off, len)
+                    .filter(|(i, _)| !rp.lost_data.contains(i))
                     .collect();
                 for &j in &rp.equations {
                     let holder = code.parity_holder(row, j);
@@ -241,19 +244,7 @@ impl Plan {
             }
             (Output::Parity { j }, Some(code)) => {
                 let row = code.parity_row(s.to, j);
-                code.data_members(row)
-                    .into_iter()
-                    .filter_map(|i| {
-                        let d = code.data_chunk(i, row)? as u64;
-                        Some((
-                            i,
-                            Request::Data {
-                                offset: d * chunk + off,
-                                len,
-                            },
-                        ))
-                    })
-                    .collect()
+                data_requests(code, row, chunk, off, len).collect()
             }
             (Output::Copy { holder, slot }, _) => {
                 let at = header_for(h, holder).payload_offset(slot);
