@@ -261,14 +261,15 @@ fn damaged_redundancy_files_are_detected_and_rewritten_collectively() {
         .all(|(p, _)| !p.to_string_lossy().contains("redio-tmp")));
 }
 
-/// Rewrites the redundancy file at `path` with its header changed by `edit`
-/// (both copies and the trailer, so the file itself is well-formed).
-fn rewrite_header(path: &Path, edit: impl Fn(&mut Header)) {
+/// Rewrites the redundancy file at `path` with its header and payload
+/// changed by `edit` (both header copies and the trailer, so the file itself
+/// is well-formed).
+fn rewrite(path: &Path, edit: impl Fn(&mut Header, &mut Vec<u8>)) {
     let bytes = std::fs::read(path).unwrap();
     let hlen = Header::length_from_prefix(&bytes[..16]).unwrap() as usize;
     let mut h = Header::decode(&bytes[..hlen]).unwrap();
-    let payload = bytes[hlen..hlen + h.payload_len() as usize].to_vec();
-    edit(&mut h);
+    let mut payload = bytes[hlen..hlen + h.payload_len() as usize].to_vec();
+    edit(&mut h, &mut payload);
     let enc = h.encode();
     let mut out = enc.clone();
     out.extend(&payload);
@@ -287,7 +288,7 @@ fn unsafe_header_paths_are_refused_collectively_and_nothing_is_written() {
     // Every member's header names `../escape.dat` for member 1; member 1
     // lost its files, so a careless rebuild would write outside its root.
     for d in &dirs {
-        rewrite_header(&rdp(d), |h| {
+        rewrite(&rdp(d), |h, _| {
             h.members[1].files[0].path = "../escape.dat".into()
         });
     }
@@ -365,5 +366,30 @@ fn collective_encode_writes_what_offline_verify_accepts_and_wrong_rank_counts_ar
         text(&o).contains("a job of 3 ranks; run with -n 3"),
         "{}",
         text(&o)
+    );
+}
+
+#[test]
+fn verify_recomputes_the_parity_and_names_a_wrong_chunk_whose_crc_was_forged() {
+    // Member 1's parity byte changed with its CRC32 recomputed: only the
+    // recomputation of the parity from the data can see it.
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr-forged";
+    let data = case.run();
+    let f1 = rdp(&rank_dir(&data, 0, 1));
+    rewrite(&f1, |h, payload| {
+        payload[100] ^= 0x40;
+        h.payload[0].crc32 = redio_parity::format::crc32(payload);
+    });
+    let o = collective("verify", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("rank 1 (set 0, member 1)"), "{report}");
+    assert!(
+        report.contains(&format!(
+            "{}: parity chunk 0 does not match the data at bytes 0..",
+            f1.display()
+        )),
+        "{report}"
     );
 }

@@ -562,7 +562,9 @@ fn dedup(lines: &mut Vec<String>) {
 }
 
 /// Recomputes this member's parity chunks with the ring engine and lists
-/// every piece that differs from its redundancy file.
+/// every piece that differs from its redundancy file. A local read error
+/// is listed too, but the member still takes part with zeros: leaving the
+/// ring would leave its neighbours waiting.
 fn compare_parity(
     h: &Header,
     me: usize,
@@ -574,22 +576,33 @@ fn compare_parity(
 ) -> Result<Vec<String>, String> {
     let code = StripeCode::new(h.scheme, h.members.len()).map_err(|e| e.to_string())?;
     let chunk = h.chunk_size;
-    let reader = redio_parity::offline::logical_reader(root, &h.members[me], &[])
-        .map_err(|e| e.to_string())?;
-    let stored = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut bad = Vec::new();
+    let reader = redio_parity::offline::logical_reader(root, &h.members[me], &[])
+        .map_err(|e| bad.push(format!("reading the data: {e}")))
+        .ok();
+    let stored = File::open(path)
+        .map_err(|e| bad.push(format!("{}: {e}", path.display())))
+        .ok();
+    let mut read_failed = None;
     let mut got = Vec::new();
     let mut read = |d: usize, off: u64, buf: &mut [u8]| {
-        reader
-            .read_at(d as u64 * chunk + off, buf)
-            .map_err(|e| e.to_string())
+        buf.fill(0);
+        if let Some(Err(e)) = reader
+            .as_ref()
+            .map(|r| r.read_at(d as u64 * chunk + off, buf))
+        {
+            read_failed.get_or_insert(format!("reading the data: {e}"));
+        }
+        Ok(())
     };
     let mut write = |j: usize, off: u64, want: &[u8]| {
+        got.clear();
         got.resize(want.len(), 0);
-        stored
-            .read_exact_at(&mut got, payload_at + j as u64 * chunk + off)
-            .map_err(|e| e.to_string())?;
-        if got != want {
+        let at = payload_at + j as u64 * chunk + off;
+        let same = stored
+            .as_ref()
+            .is_some_and(|f| f.read_exact_at(&mut got, at).is_ok() && got == want);
+        if !same {
             bad.push(format!(
                 "{}: parity chunk {j} does not match the data at bytes {off}..{}",
                 path.display(),
@@ -599,5 +612,6 @@ fn compare_parity(
         Ok(())
     };
     ring::encode(&code, best(), t, chunk, piece, &mut read, &mut write)?;
+    bad.extend(read_failed);
     Ok(bad)
 }
