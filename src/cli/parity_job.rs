@@ -64,6 +64,17 @@ fn spec_of(
             roots.len()
         ));
     }
+    if op == Operation::Encode
+        && ranks > 1
+        && roots.len() == 1
+        && !roots[0].contains(redio_parity::job::RANK_PLACEHOLDER)
+    {
+        // Encode protects every file under a root: a shared one would make
+        // every rank protect every other rank's files.
+        return Err(format!(
+            "encode needs one root per rank: put {{rank}} in --root, or give {ranks} directories"
+        ));
+    }
     let (scheme, set_size, group) = encode.unwrap_or(("xor".into(), 8, String::new()));
     let spec = JobSpec {
         op,

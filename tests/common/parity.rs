@@ -14,12 +14,19 @@ pub const SIZE: u32 = 150_000;
 
 /// One parity job: scheme as the config spells it.
 pub struct Case {
+    /// MPI implementation.
     pub mpi: Mpi,
+    /// `parity.scheme`.
     pub scheme: &'static str,
+    /// `parity.rs_parity` (RS only).
     pub rs_parity: u32,
+    /// Logical ranks.
     pub ranks: u32,
+    /// Replicas.
     pub degree: u32,
+    /// `parity.set_size`.
     pub set_size: u32,
+    /// The application calls `redio_protect` (`when: manual`).
     pub protect_call: bool,
     /// `parity.engine`, when set.
     pub engine: Option<&'static str>,
