@@ -393,3 +393,62 @@ fn verify_recomputes_the_parity_and_names_a_wrong_chunk_whose_crc_was_forged() {
         "{report}"
     );
 }
+
+#[test]
+fn one_directory_shared_by_every_rank_is_verified_and_rebuilt() {
+    // Ranks writing distinct names into one directory (a single node):
+    // encoded with one directory per rank, then gathered into one.
+    let base = fresh_dir("pr-shared");
+    let dirs: Vec<PathBuf> = (0..4).map(|r| base.join(format!("d{r}"))).collect();
+    for (r, d) in dirs.iter().enumerate() {
+        std::fs::create_dir_all(d).unwrap();
+        let bytes: Vec<u8> = (0..10_000 + 1_234 * r)
+            .map(|i| (i * 13 + r) as u8)
+            .collect();
+        std::fs::write(d.join(format!("rank{r}.dat")), bytes).unwrap();
+    }
+    let o = Command::new(redio_bin())
+        .args([
+            "parity",
+            "encode",
+            "--offline",
+            "--scheme",
+            "rs:2",
+            "--set-size",
+            "4",
+        ])
+        .args(&dirs)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let shared = base.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    for d in &dirs {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::rename(&p, shared.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let before = snapshot(std::slice::from_ref(&shared));
+    std::fs::remove_file(shared.join("rank1.dat")).unwrap();
+    std::fs::remove_file(shared.join("redio-parity.s0.m3.rdp")).unwrap();
+    let root = shared.display().to_string();
+    let args = |op: &str| -> Vec<String> {
+        ["parity", op, "-n", "4", "--root", &root]
+            .into_iter()
+            .map(String::from)
+            .collect()
+    };
+    let o = redio_job(&args("verify"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("rank 1 (set 0, member 1)"), "{report}");
+    assert!(report.contains("rank1.dat: missing"), "{report}");
+    assert_eq!(report.matches("rank1.dat: missing").count(), 1, "{report}");
+    let o = redio_job(&args("rebuild"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        contents(&snapshot(std::slice::from_ref(&shared))),
+        contents(&before)
+    );
+}
