@@ -516,13 +516,16 @@ fn check(
     let mut renamed = true;
     if good {
         let t = rebuilt.traffic;
+        if t.sent + t.received > 0 {
+            mine_lines.push(format!(
+                "{who}: sent {} received {} read {} bytes",
+                t.sent, t.received, t.read
+            ));
+        }
         for f in rebuilt.files {
             let dest = f.dest().display().to_string();
             match f.commit() {
-                Ok(()) => mine_lines.push(format!(
-                    "{who}: rebuilt {dest} (rank sent {} received {} read {} bytes)",
-                    t.sent, t.received, t.read
-                )),
+                Ok(()) => mine_lines.push(format!("{who}: rebuilt {dest}")),
                 Err(e) => {
                     renamed = false;
                     mine_lines.push(format!("{who}: {dest}: {e}"));
