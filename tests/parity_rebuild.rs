@@ -452,3 +452,23 @@ fn one_directory_shared_by_every_rank_is_verified_and_rebuilt() {
         contents(&before)
     );
 }
+
+#[test]
+fn a_directory_in_place_of_a_lost_file_is_refused_before_anything_is_written() {
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr-dirclash";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 3);
+    // Rank 1 lost everything; a directory now stands where its file goes.
+    lose(&data, 0, &[1]);
+    std::fs::create_dir_all(rank_dir(&data, 0, 1).join("ckpt.dat")).unwrap();
+    let listed = listing(&dirs);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("rank 1 (set 0, member 1)"), "{report}");
+    let why = "ckpt.dat is a directory where the header records a file";
+    assert!(report.contains(why), "{report}");
+    assert!(report.contains("refused, nothing written"), "{report}");
+    assert_eq!(listing(&dirs), listed, "nothing created or renamed");
+}

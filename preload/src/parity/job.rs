@@ -314,6 +314,15 @@ fn assess_mine(
     for (_, full, why) in &damaged {
         mine.findings
             .push(format!("{who}: {}: {why}", full.display()));
+        // Refused here, before any rank creates a directory or a file: the
+        // rename would fail after other files were in place.
+        if spec.op == Operation::Rebuild && full.is_dir() {
+            mine.findings.push(format!(
+                "{who}: {} is a directory where the header records a file; move it away first",
+                full.display()
+            ));
+            mine.status.error = true;
+        }
     }
     let want = root.join(file_name(&spec.prefix, h.set_id, me));
     let mut usable = None;
