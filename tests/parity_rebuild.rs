@@ -385,6 +385,7 @@ fn verify_recomputes_the_parity_and_names_a_wrong_chunk_whose_crc_was_forged() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let report = text(&o);
     assert!(report.contains("rank 1 (set 0, member 1)"), "{report}");
+    assert!(report.contains("protect the files again"), "{report}");
     assert!(
         report.contains(&format!(
             "{}: parity chunk 0 does not match the data at bytes 0..",

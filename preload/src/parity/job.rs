@@ -463,6 +463,13 @@ fn check(
         let any_bad = !all_agree(comm.0, bad.is_empty())?;
         lines.extend(gather_lines(comm, rank, &bad)?);
         if any_bad {
+            // The files match their CRC32s, so the stored parity is what is
+            // wrong; rebuild repairs only what the CRC32s show.
+            lines.push(
+                "parity that differs from the data is not rewritten by `redio parity rebuild`: \
+                 protect the files again (`redio parity encode` or the job)"
+                    .into(),
+            );
             verdict = verdict.max(Verdict::Repairable);
         }
         lines.push(format!(
