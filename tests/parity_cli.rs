@@ -326,11 +326,14 @@ fn symlink_escape_is_refused() {
 }
 
 #[test]
-fn without_offline_the_commands_say_what_is_available() {
+fn without_offline_and_a_rank_count_the_commands_say_what_to_give() {
+    // Without --offline the command is an MPI job: with one directory it
+    // cannot guess the rank count, and says so before launching anything.
     let t = tmp("noopt");
     let o = redio(&["parity", "verify", t.0.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(text(&o).contains("only --offline"), "{}", text(&o));
+    assert!(text(&o).contains("-n N"), "{}", text(&o));
+    assert!(text(&o).contains("--offline"), "{}", text(&o));
 }
 
 #[test]

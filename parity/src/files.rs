@@ -294,6 +294,39 @@ pub fn create_dirs_in_root(root: &Path, dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether `name` is a redundancy file (`<prefix>…rdp`) or one of redio's
+/// temporary files: never protected, so a later encode folds no old parity in.
+pub fn is_redio_file(name: &str, prefix: &str) -> bool {
+    (name.starts_with(prefix) && name.ends_with(".rdp")) || name.contains(".redio-tmp.")
+}
+
+/// Every regular file under `root` (recursively, not following symlinks),
+/// relative to it and sorted, without redundancy and temporary files: what
+/// `redio parity encode` protects.
+pub fn list_protectable(root: &Path, prefix: &str) -> io::Result<Vec<String>> {
+    fn walk(root: &Path, dir: &Path, prefix: &str, out: &mut Vec<String>) -> io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            let ty = entry.file_type()?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if ty.is_dir() {
+                walk(root, &path, prefix, out)?;
+            } else if ty.is_file() && !is_redio_file(&name, prefix) {
+                if let Ok(rel) = path.strip_prefix(root) {
+                    out.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(root, root, prefix, &mut out)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", root.display())))?;
+    out.sort();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,8 @@
 //! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
 //! - [`files`]: safe paths under a root, logical files, atomic writes;
 //! - [`offline`]: single-process encode, verify, rebuild and inspect;
+//! - [`repair`]: one member's part of the collective (MPI) rebuild;
+//! - [`job`]: the arguments of the collective `redio parity` job;
 //! - [`progress`]: periodic progress lines with bytes and MB/s;
 //! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
 //!   transport here; the MPI one belongs in the preload).
@@ -26,10 +28,12 @@ pub mod files;
 pub mod format;
 pub mod gf;
 pub mod inmem;
+pub mod job;
 pub mod matrix;
 pub mod offline;
 pub mod partner;
 pub mod progress;
+pub mod repair;
 pub mod ring;
 pub mod scheme;
 pub mod sets;

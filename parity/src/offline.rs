@@ -514,8 +514,8 @@ pub struct Assessment {
 /// A redundancy file found on disk: member (from its name), path, header.
 type Found = (usize, PathBuf, Result<Parsed, String>);
 
-/// Parses `prefix.s<set>.m<member>.rdp`.
-fn parse_name(name: &str, prefix: &str) -> Option<(u32, usize)> {
+/// Parses `prefix.s<set>.m<member>.rdp` into set and member.
+pub fn parse_name(name: &str, prefix: &str) -> Option<(u32, usize)> {
     let rest = name
         .strip_prefix(prefix)?
         .strip_prefix(".s")?
@@ -658,34 +658,15 @@ fn assess_set(
                 "{}: member {m} is not in a set of {p}",
                 path.display()
             )),
-            Ok(parsed)
-                if parsed.header.member as usize != m || !parsed.header.same_set(&header) =>
-            {
-                findings.push(format!(
-                    "member {m}: {}: header disagrees with the set's other headers",
-                    path.display()
-                ))
-            }
             Ok(_) if path.parent() != Some(roots[m].as_path()) => findings.push(format!(
                 "member {m}: {} is not in the member's directory {}",
                 path.display(),
                 roots[m].display()
             )),
-            Ok(parsed) => {
-                if let Some(e) = &parsed.copy_a_error {
-                    findings.push(format!(
-                        "member {m}: {}: header copy A damaged ({e}); copy B used, file will be rewritten",
-                        path.display()
-                    ));
-                }
-                match check_payload(&path, &parsed) {
-                    Ok(()) if parsed.copy_a_error.is_none() => {
-                        redundancy[m] = Some((path, parsed.payload_at))
-                    }
-                    Ok(()) => {}
-                    Err(e) => findings.push(format!("member {m}: {}: {e}", path.display())),
-                }
-            }
+            Ok(parsed) => match check_redundancy(&path, &parsed, m, &header) {
+                Ok(at) => redundancy[m] = Some((path, at)),
+                Err(e) => findings.push(format!("member {m}: {}: {e}", path.display())),
+            },
         }
     }
     for (m, r) in redundancy.iter().enumerate() {
@@ -699,27 +680,9 @@ fn assess_set(
     }
     let mut damaged_files = vec![Vec::new(); p];
     for (m, meta) in header.members.iter().enumerate() {
-        for (i, f) in meta.files.iter().enumerate() {
-            let full = files::resolve_in_root(&roots[m], &f.path)?;
-            let problem = match std::fs::symlink_metadata(&full) {
-                Err(_) => Some("missing".to_string()),
-                Ok(md) if !md.is_file() => Some("not a regular file".to_string()),
-                Ok(md) if md.len() != f.size => {
-                    Some(format!("size {} instead of {}", md.len(), f.size))
-                }
-                Ok(_) => match files::crc_file(&full) {
-                    Ok((_, crc)) if crc != f.crc32 => Some(format!(
-                        "CRC32 {crc:08x} instead of {:08x} (content changed)",
-                        f.crc32
-                    )),
-                    Ok(_) => None,
-                    Err(e) => Some(format!("unreadable: {e}")),
-                },
-            };
-            if let Some(why) = problem {
-                findings.push(format!("member {m}: {}: {why}", full.display()));
-                damaged_files[m].push(i);
-            }
+        for (i, full, why) in check_files(&roots[m], meta)? {
+            findings.push(format!("member {m}: {}: {why}", full.display()));
+            damaged_files[m].push(i);
         }
     }
     let lost_data: Vec<bool> = damaged_files.iter().map(|d| !d.is_empty()).collect();
@@ -747,8 +710,61 @@ fn assess_set(
     })
 }
 
+/// Checks a member's files by existence, size and CRC32 against their
+/// metadata: `(file index, path, what is wrong)` for each damaged one.
+/// Refuses unsafe recorded paths before touching anything.
+pub fn check_files(
+    root: &Path,
+    meta: &MemberMeta,
+) -> Result<Vec<(usize, PathBuf, String)>, UnsafePath> {
+    let mut out = Vec::new();
+    for (i, f) in meta.files.iter().enumerate() {
+        let full = files::resolve_in_root(root, &f.path)?;
+        let problem = match std::fs::symlink_metadata(&full) {
+            Err(_) => Some("missing".to_string()),
+            Ok(md) if !md.is_file() => Some("not a regular file".to_string()),
+            Ok(md) if md.len() != f.size => {
+                Some(format!("size {} instead of {}", md.len(), f.size))
+            }
+            Ok(_) => match files::crc_file(&full) {
+                Ok((_, crc)) if crc != f.crc32 => Some(format!(
+                    "CRC32 {crc:08x} instead of {:08x} (content changed)",
+                    f.crc32
+                )),
+                Ok(_) => None,
+                Err(e) => Some(format!("unreadable: {e}")),
+            },
+        };
+        if let Some(why) = problem {
+            out.push((i, full, why));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether member `m`'s redundancy file (parsed from `path`) can be used
+/// with the set's `reference` header: the offset of its payload, or why
+/// not (it must then be rewritten).
+pub fn check_redundancy(
+    path: &Path,
+    parsed: &Parsed,
+    m: usize,
+    reference: &Header,
+) -> Result<u64, String> {
+    if parsed.header.member as usize != m || !parsed.header.same_set(reference) {
+        return Err("header disagrees with the set's other headers".into());
+    }
+    if let Some(e) = &parsed.copy_a_error {
+        return Err(format!(
+            "header copy A damaged ({e}); copy B used, file will be rewritten"
+        ));
+    }
+    check_payload(path, parsed)?;
+    Ok(parsed.payload_at)
+}
+
 /// Checks every payload chunk's CRC32.
-fn check_payload(path: &Path, parsed: &Parsed) -> Result<(), String> {
+pub fn check_payload(path: &Path, parsed: &Parsed) -> Result<(), String> {
     let f = File::open(path).map_err(|e| e.to_string())?;
     let mut at = parsed.payload_at;
     let mut buf = vec![0u8; DEFAULT_PIECE];
@@ -775,7 +791,7 @@ fn check_payload(path: &Path, parsed: &Parsed) -> Result<(), String> {
 }
 
 /// Whether the losses can be rebuilt, and if not, why.
-fn recoverable(h: &Header, lost_data: &[bool], lost_red: &[bool]) -> Result<(), String> {
+pub fn recoverable(h: &Header, lost_data: &[bool], lost_red: &[bool]) -> Result<(), String> {
     let p = h.members.len();
     let members = |v: &[bool]| (0..p).filter(|&m| v[m]).collect::<Vec<_>>();
     match h.scheme {
@@ -1032,14 +1048,24 @@ fn member_reader(
     m: usize,
     data_out: &[Vec<Option<AtomicFile>>],
 ) -> Result<LogicalReader, Error> {
-    let paths = h.members[m]
+    logical_reader(&s.roots[m], &h.members[m], &data_out[m])
+}
+
+/// A reader of the logical file of the member whose files `meta` lists
+/// under `root`, taking file `i` from `rebuilt[i]`'s temporary copy if set.
+pub fn logical_reader(
+    root: &Path,
+    meta: &MemberMeta,
+    rebuilt: &[Option<AtomicFile>],
+) -> Result<LogicalReader, Error> {
+    let paths = meta
         .files
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let path = match &data_out[m][i] {
+            let path = match rebuilt.get(i).and_then(Option::as_ref) {
                 Some(a) => a.tmp_path().to_path_buf(),
-                None => files::resolve_in_root(&s.roots[m], &f.path)?,
+                None => files::resolve_in_root(root, &f.path)?,
             };
             Ok((path, f.size))
         })
@@ -1049,7 +1075,7 @@ fn member_reader(
 
 /// Writes logical bytes `bytes` at `offset` of member `m` into the files
 /// being rebuilt (intact files and padding are skipped).
-fn write_logical(
+pub fn write_logical(
     h: &Header,
     m: usize,
     outs: &[Option<AtomicFile>],

@@ -140,3 +140,60 @@ pub unsafe extern "C" fn redio_protect(
         }
     }
 }
+
+/// The collective `redio parity encode | verify | rebuild` job, called by
+/// the `redio` CLI's MPI worker processes (which load libredio.so and their
+/// MPI library themselves): initialises MPI, runs
+/// [`crate::parity::job::run`] over `MPI_COMM_WORLD` with the `KEY=VALUE`
+/// words of `argv`, prints the report and `redio-parity-exit: N` on rank
+/// 0's stdout, and finalises MPI. Returns N, or -1 when MPI could not start.
+///
+/// # Safety
+/// `argv` points to `argc` NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn redio_parity_job(
+    argc: c_int,
+    argv: *const *const std::ffi::c_char,
+) -> c_int {
+    let args: Vec<String> = (0..argc.max(0) as usize)
+        .map(|i| {
+            std::ffi::CStr::from_ptr(*argv.add(i))
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let _inside = InsideMpi::enter();
+    let (mut zero_argc, mut zero_argv) = (0, std::ptr::null_mut());
+    if pmpi::PMPI_Init(&mut zero_argc, &mut zero_argv) != ffi::redio_mpi_success {
+        return -1;
+    }
+    let world = ffi::redio_mpi_comm_world;
+    let mut rank = 0;
+    pmpi::PMPI_Comm_rank(world, &mut rank);
+    let report = redio_parity::job::JobSpec::from_args(&args)
+        .and_then(|spec| crate::parity::job::run(world, &spec));
+    // An error that stopped this rank is printed by it, whatever its rank.
+    let (code, lines, stopped) = match report {
+        Ok(r) => (r.code, r.lines, false),
+        Err(e) => (
+            crate::parity::job::EXIT_ERROR,
+            vec![format!("rank {rank}: {e}")],
+            true,
+        ),
+    };
+    if rank == 0 || stopped {
+        // This process is the redio CLI's worker, not an application: its
+        // own stdout is the report channel back to the CLI.
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for l in &lines {
+            let _ = writeln!(out, "{l}");
+        }
+        if rank == 0 {
+            let _ = writeln!(out, "redio-parity-exit: {code}");
+        }
+        let _ = out.flush();
+    }
+    pmpi::PMPI_Finalize();
+    c_int::from(code)
+}

@@ -7,5 +7,6 @@ pub mod info;
 pub mod join;
 pub mod mpi;
 pub mod parity;
+pub mod parity_job;
 pub mod progress_bar;
 pub mod run;

@@ -1,6 +1,7 @@
 //! Which MPI implementation to launch with, and where its libredio.so is.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The MPI implementations redio ships a `libredio.so` for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -116,6 +117,76 @@ pub fn openmpi5_home() -> Result<PathBuf, String> {
                 tried.join(", ")
             )
         })
+}
+
+/// The launcher line up to the program: `mpiexec -n PROCESSES`, the flags
+/// this flavour needs (oversubscription, root, keeping the job alive when a
+/// process dies if `survive`), and `env` for every process. Shared by
+/// `redio run` and the collective `redio parity` job.
+pub fn launcher_command(
+    flavour: Flavour,
+    processes: u32,
+    survive: bool,
+    env: &[(String, String)],
+) -> Result<Command, String> {
+    let mut command = Command::new(flavour.launcher()?);
+    command.arg("-n").arg(processes.to_string());
+    match flavour {
+        Flavour::Mpich => {
+            if survive {
+                // Otherwise Hydra kills every process when one exits.
+                command.arg("-disable-auto-cleanup");
+            }
+            for (name, value) in env {
+                command.arg("-genv").arg(name).arg(value);
+            }
+        }
+        Flavour::Openmpi => {
+            // Open MPI refuses more processes than cores, and root, unless told.
+            command.arg("--oversubscribe");
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                command.arg("--allow-run-as-root");
+            }
+            if survive {
+                // Otherwise mpirun kills every process when one dies.
+                command.arg("--enable-recovery");
+            }
+            for (name, value) in env {
+                command.arg("-x").arg(format!("{name}={value}"));
+            }
+        }
+        // (ulfm branch) Open MPI 5: ULFM and its failure detector on.
+        Flavour::Openmpi5 => {
+            command.args(OPENMPI5_FT_ARGS);
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                command.arg("--allow-run-as-root");
+            }
+            for (name, value) in env {
+                command.arg("-x").arg(format!("{name}={value}"));
+            }
+        }
+    }
+    Ok(command)
+}
+
+/// The MPI library a process that is not linked with MPI (the collective
+/// `redio parity` worker) preloads after libredio.so: `$REDIO_MPI_LIBRARY`
+/// if set, else this flavour's shared library (found by the dynamic
+/// loader; for Open MPI 5 the one in [`openmpi5_home`]).
+pub fn mpi_library(flavour: Flavour) -> Result<String, String> {
+    if let Ok(lib) = std::env::var("REDIO_MPI_LIBRARY") {
+        return Ok(lib);
+    }
+    Ok(match flavour {
+        Flavour::Mpich => "libmpich.so.12".into(),
+        Flavour::Openmpi => "libmpi.so.40".into(),
+        Flavour::Openmpi5 => openmpi5_home()?
+            .join("lib/libmpi.so.40")
+            .display()
+            .to_string(),
+    })
 }
 
 /// Finds `libredio.so` for `flavour`.

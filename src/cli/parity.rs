@@ -1,5 +1,7 @@
 //! `redio parity`: inspect redundancy files, and encode, verify or rebuild
-//! protected files offline (one process, files gathered in one place).
+//! protected files, either as an MPI job of one process per logical rank
+//! (each on its own root directory, see [`super::parity_job`]) or offline
+//! (`--offline`: one process, files gathered in one place).
 //!
 //! Exit codes of `verify`: 0 healthy, 1 damaged but repairable, 2
 //! unrecoverable, 3 error (bad arguments, I/O, a refused header path).
@@ -7,15 +9,18 @@
 //! error. A command line the parser rejects (a missing DIR, an unknown
 //! option) exits 2 as with every redio command, before anything is read.
 
+use super::mpi::Flavour;
+use super::parity_job as job;
 use clap::{Args, Subcommand};
 use redio_parity::format::Header;
+use redio_parity::job::Operation;
 use redio_parity::offline::{self, MemberInput, Options, Verdict};
 use redio_parity::scheme::Scheme;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exit code for errors (bad arguments, I/O, unsafe headers).
-const EXIT_ERROR: u8 = 3;
+pub const EXIT_ERROR: u8 = 3;
 
 /// The `redio parity` subcommands.
 #[derive(Subcommand)]
@@ -35,26 +40,50 @@ pub enum ParityCommand {
     /// writes nothing if that is exceeded.
     Rebuild(Offline),
     /// Compute redundancy files for the files under each DIR (one DIR per
-    /// logical rank, in rank order).
+    /// logical rank, in rank order) or each rank's --root.
     Encode(EncodeArgs),
+    /// The MPI worker process of the collective job (started by the
+    /// commands above through the MPI launcher; not for direct use).
+    #[command(hide = true)]
+    Worker {
+        /// The job's KEY=VALUE words.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
 }
 
-/// Where the files are, for the offline operations.
+/// Where the files are, and how the operation runs.
 #[derive(Args)]
 pub struct Offline {
-    /// Work in this process on files gathered in one place (the only mode
-    /// offered by this command so far; the MPI job mode is planned).
+    /// Work in this process on files gathered in one place, instead of as
+    /// an MPI job of one process per logical rank.
     #[arg(long)]
-    offline: bool,
+    pub offline: bool,
     /// Redundancy file name prefix.
     #[arg(long, default_value = "redio-parity")]
-    prefix: String,
+    pub prefix: String,
+    /// Piece size in bytes (memory per pipeline buffer).
+    #[arg(long, default_value_t = offline::DEFAULT_PIECE)]
+    pub piece: usize,
+    /// MPI job: logical ranks (default: the number of DIRs).
+    #[arg(short = 'n', long = "ranks")]
+    pub ranks: Option<u32>,
+    /// MPI job: each rank's root directory, `{rank}` replaced by its
+    /// logical rank (e.g. `/scratch/local/ckpt/r0/rank{rank}`), instead of DIRs.
+    #[arg(long, conflicts_with = "dirs")]
+    pub root: Option<String>,
+    /// MPI job: MPI implementation to launch with (default: $REDIO_MPI, else mpich).
+    #[arg(long, value_enum)]
+    pub mpi: Option<Flavour>,
+    /// MPI job: extra argument for the launcher, e.g. a host file (repeatable).
+    #[arg(long = "launcher-arg", allow_hyphen_values = true)]
+    pub launcher_args: Vec<std::ffi::OsString>,
     /// One directory for all ranks, or one per logical rank in rank order.
-    #[arg(required = true)]
-    dirs: Vec<PathBuf>,
+    #[arg(required_unless_present = "root")]
+    pub dirs: Vec<PathBuf>,
 }
 
-/// Arguments of `redio parity encode --offline`.
+/// Arguments of `redio parity encode`.
 #[derive(Args)]
 pub struct EncodeArgs {
     #[command(flatten)]
@@ -65,26 +94,24 @@ pub struct EncodeArgs {
     /// Wanted members per set.
     #[arg(long, default_value_t = 8)]
     set_size: usize,
-    /// Failure group of each DIR, comma-separated (default: each DIR its own).
+    /// Offline: failure group of each DIR, comma-separated (default: each
+    /// DIR its own). MPI job: one template, `{rank}` replaced (default: the
+    /// host name), e.g. `node{rank}`.
     #[arg(long, value_delimiter = ',')]
     groups: Vec<String>,
-    /// Piece size in bytes (memory per pipeline buffer).
-    #[arg(long, default_value_t = offline::DEFAULT_PIECE)]
-    piece: usize,
 }
 
 /// Runs a `redio parity` subcommand.
 pub fn run(cmd: ParityCommand) -> ExitCode {
-    let place = match &cmd {
-        ParityCommand::Verify(o) | ParityCommand::Rebuild(o) => Some(o),
-        ParityCommand::Encode(e) => Some(&e.place),
-        ParityCommand::Inspect { .. } => None,
-    };
-    if place.is_some_and(|o| !o.offline) {
-        return fail(
-            "",
-            "only --offline is available so far (one process over files gathered in one place)",
-        );
+    match &cmd {
+        ParityCommand::Verify(o) if !o.offline => return job::launch(Operation::Verify, o, None),
+        ParityCommand::Rebuild(o) if !o.offline => return job::launch(Operation::Rebuild, o, None),
+        ParityCommand::Encode(e) if !e.place.offline => {
+            let extra = (e.scheme.clone(), e.set_size, e.groups.join(","));
+            return job::launch(Operation::Encode, &e.place, Some(extra));
+        }
+        ParityCommand::Worker { args } => return job::worker(args),
+        _ => {}
     }
     super::progress_bar::install();
     match cmd {
@@ -92,6 +119,7 @@ pub fn run(cmd: ParityCommand) -> ExitCode {
         ParityCommand::Verify(o) => verify(&o),
         ParityCommand::Rebuild(o) => rebuild(&o),
         ParityCommand::Encode(e) => encode(&e),
+        ParityCommand::Worker { .. } => ExitCode::from(EXIT_ERROR),
     }
 }
 
@@ -108,8 +136,8 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 fn options(o: &Offline) -> Options {
     Options {
         prefix: o.prefix.clone(),
+        piece: o.piece,
         progress: Some(PROGRESS_EVERY),
-        ..Options::default()
     }
 }
 
@@ -209,7 +237,7 @@ fn verify(o: &Offline) -> ExitCode {
         "verdict: {}",
         match verdict {
             Verdict::Healthy => "healthy",
-            Verdict::Repairable => "repairable (run `redio parity rebuild --offline`)",
+            Verdict::Repairable => "repairable (run `redio parity rebuild`)",
             Verdict::Unrecoverable => "unrecoverable",
         }
     );
@@ -254,11 +282,10 @@ fn encode(e: &EncodeArgs) -> ExitCode {
         .unwrap_or_default();
     let mut ranks = Vec::new();
     for (r, dir) in e.place.dirs.iter().enumerate() {
-        let mut files = Vec::new();
-        if let Err(err) = list_files(dir, dir, &e.place.prefix, &mut files) {
-            return fail("encode", format!("{}: {err}", dir.display()));
-        }
-        files.sort();
+        let files = match redio_parity::files::list_protectable(dir, &e.place.prefix) {
+            Ok(f) => f,
+            Err(err) => return fail("encode", err),
+        };
         ranks.push(MemberInput {
             root: dir.clone(),
             files,
@@ -274,7 +301,7 @@ fn encode(e: &EncodeArgs) -> ExitCode {
     }
     let opts = Options {
         prefix: e.place.prefix.clone(),
-        piece: e.piece,
+        piece: e.place.piece,
         progress: Some(PROGRESS_EVERY),
     };
     match offline::encode_job(scheme, e.set_size, &ranks, &opts) {
@@ -286,26 +313,4 @@ fn encode(e: &EncodeArgs) -> ExitCode {
         }
         Err(err) => fail("encode", err),
     }
-}
-
-/// Regular files under `dir`, relative to `root`, skipping redundancy files
-/// and symlinks.
-fn list_files(root: &Path, dir: &Path, prefix: &str, out: &mut Vec<String>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let ty = entry.file_type()?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if ty.is_dir() {
-            list_files(root, &path, prefix, out)?;
-        } else if ty.is_file()
-            && !(name.starts_with(prefix) && name.ends_with(".rdp"))
-            && !name.contains(".redio-tmp.")
-        {
-            if let Ok(rel) = path.strip_prefix(root) {
-                out.push(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-    Ok(())
 }

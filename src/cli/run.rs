@@ -222,46 +222,8 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
     let redio =
         std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
 
-    let mut command = Command::new(flavour.launcher()?);
-    command.arg("-n").arg(processes.to_string());
     let env = job_environment(args, flavour, degree, &run_dir)?;
-    match flavour {
-        Flavour::Mpich => {
-            if survive {
-                // Otherwise Hydra kills every process when one exits.
-                command.arg("-disable-auto-cleanup");
-            }
-            for (name, value) in &env {
-                command.arg("-genv").arg(name).arg(value);
-            }
-        }
-        Flavour::Openmpi => {
-            // Open MPI refuses more processes than cores, and root, unless told.
-            command.arg("--oversubscribe");
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } == 0 {
-                command.arg("--allow-run-as-root");
-            }
-            if survive {
-                // Otherwise mpirun kills every process when one dies.
-                command.arg("--enable-recovery");
-            }
-            for (name, value) in &env {
-                command.arg("-x").arg(format!("{name}={value}"));
-            }
-        }
-        // (ulfm branch) Open MPI 5: ULFM and its failure detector on.
-        Flavour::Openmpi5 => {
-            command.args(super::mpi::OPENMPI5_FT_ARGS);
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } == 0 {
-                command.arg("--allow-run-as-root");
-            }
-            for (name, value) in &env {
-                command.arg("-x").arg(format!("{name}={value}"));
-            }
-        }
-    }
+    let mut command = super::mpi::launcher_command(flavour, processes, survive, &env)?;
     command.args(&args.launcher_args);
     command
         .arg(redio)

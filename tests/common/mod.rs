@@ -9,6 +9,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod parity;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -65,6 +65,66 @@ pub(crate) fn allgather_names(comm: ffi::MPI_Comm, name: &str) -> Result<Vec<Str
         .collect())
 }
 
+/// Every rank's `mine` (any length), in rank order: the lengths first, then
+/// the bytes (`MPI_Iallgatherv`). For headers and report lines, not data.
+pub(crate) fn allgather_bytes(comm: ffi::MPI_Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let (_, size) = rank_and_size(comm)?;
+    let len = i32::try_from(mine.len()).map_err(|_| "message over 2 GiB")?;
+    let send = [len];
+    let mut lens = vec![0i32; size];
+    let mut request = unsafe { std::mem::zeroed() };
+    // SAFETY: both buffers outlive the request, waited for here.
+    ok(
+        unsafe {
+            pmpi::PMPI_Iallgather(
+                send.as_ptr().cast(),
+                1,
+                ffi::redio_mpi_int,
+                lens.as_mut_ptr().cast(),
+                1,
+                ffi::redio_mpi_int,
+                comm,
+                &mut request,
+            )
+        },
+        "MPI_Iallgather",
+    )?;
+    ok(poll::wait(&mut request), "MPI_Iallgather")?;
+    let mut displs = Vec::with_capacity(size);
+    let mut total = 0i32;
+    for &l in &lens {
+        displs.push(total);
+        total = total.checked_add(l).ok_or("gathered messages over 2 GiB")?;
+    }
+    // Never an empty Vec's dangling pointer: 0x1 is Open MPI's MPI_IN_PLACE.
+    let mut all = vec![0u8; (total as usize).max(1)];
+    let mut bytes = mine.to_vec();
+    bytes.push(0);
+    // SAFETY: all buffers outlive the request, waited for here.
+    ok(
+        unsafe {
+            pmpi::PMPI_Iallgatherv(
+                bytes.as_ptr().cast(),
+                len,
+                ffi::redio_mpi_byte,
+                all.as_mut_ptr().cast(),
+                lens.as_ptr(),
+                displs.as_ptr(),
+                ffi::redio_mpi_byte,
+                comm,
+                &mut request,
+            )
+        },
+        "MPI_Iallgatherv",
+    )?;
+    ok(poll::wait(&mut request), "MPI_Iallgatherv")?;
+    Ok(lens
+        .iter()
+        .zip(&displs)
+        .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
+        .collect())
+}
+
 /// Whether every rank of `comm` passed `mine` = true (a logical AND), so
 /// that all ranks take the same branch after a local step that may fail.
 pub(crate) fn all_agree(comm: ffi::MPI_Comm, mine: bool) -> Result<bool, String> {

@@ -5,13 +5,16 @@
 //! - [`collective`]: the polled collectives the protect step needs;
 //! - [`protect`]: the collective protect step, which writes redundancy
 //!   files the offline tools read;
-//! - [`select`]: which files `parity.files` selects, and their root.
+//! - [`select`]: which files `parity.files` selects, and their root;
+//! - [`job`]: the collective `redio parity encode | verify | rebuild` job
+//!   (its MPI worker processes call [`job::run`] through `capi.rs`).
 //!
 //! Triggers: `parity.when: finalize` runs [`at_finalize`] in the
 //! `MPI_Finalize` wrapper; `manual` leaves it to `redio_protect` (see
 //! `capi.rs`); `close` is accepted but computed at `MPI_Finalize` for now.
 
 pub mod collective;
+pub mod job;
 pub mod protect;
 pub mod reduce_scatter;
 pub mod select;
@@ -44,7 +47,7 @@ fn scheme(config: &Config) -> Option<Scheme> {
 }
 
 /// This host's name.
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `len` bytes into the buffer.
     if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } != 0 {

@@ -3,6 +3,7 @@
 //! the header paths are relative to.
 
 use redio_core::config::{expand_placeholders, Glob};
+use redio_parity::files::is_redio_file;
 use std::path::{Path, PathBuf};
 
 /// A rank's files: the root, and the matching paths relative to it, sorted.
@@ -43,12 +44,6 @@ fn common_dir(dirs: &[PathBuf]) -> PathBuf {
         });
     }
     out.unwrap_or_else(|| PathBuf::from("/"))
-}
-
-/// Whether `name` is a redundancy file or one of redio's temporary files
-/// (never protected: a later encode must not fold old parity in).
-fn is_redio_file(name: &str, prefix: &str) -> bool {
-    (name.starts_with(prefix) && name.ends_with(".rdp")) || name.contains(".redio-tmp.")
 }
 
 /// Collects the regular files under `dir` (recursively, not following
