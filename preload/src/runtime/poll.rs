@@ -88,7 +88,7 @@ pub fn until_moved(
             // Under ULFM, MPI itself reports the dead (or the revoke of a
             // survivor that saw them first).
             Err(code) if ulfm_backend::is_failure(code) => return PEER_DIED,
-            Err(code) => return code,
+            Err(code) => return blame_a_death(code, watch),
             Ok(false) => {}
         }
         if let (Watch::Processes(ranks), true) = (watch, liveness::enabled()) {
@@ -109,6 +109,33 @@ pub fn until_moved(
             std::thread::sleep(pause);
             pause = (pause * 2).min(LONGEST_PAUSE);
         }
+    }
+}
+
+/// How long a failed wait looks for a dead watched process to blame.
+const DEATH_GRACE: Duration = Duration::from_secs(1);
+
+/// The result of a wait whose MPI call failed with `code`: [`PEER_DIED`]
+/// when a watched process is (or within [`DEATH_GRACE`] turns out to be)
+/// dead, else `code`. MPICH itself fails a pending receive from a process
+/// that died, sometimes before its process id is gone (the victim is still
+/// in its exit path): that failure must fail over, not become `EIO`.
+fn blame_a_death(code: i32, watch: Watch<'_>) -> i32 {
+    let Watch::Processes(ranks) = watch else {
+        return code;
+    };
+    if !liveness::enabled() {
+        return code;
+    }
+    let started = Instant::now();
+    loop {
+        if liveness::first_dead(ranks).is_some() {
+            return PEER_DIED;
+        }
+        if started.elapsed() > DEATH_GRACE {
+            return code;
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
