@@ -83,7 +83,8 @@ pub fn alive(world_rank: u32) -> bool {
     let entry = seen.entry(world_rank).or_insert(Seen {
         value: None,
         changed: now,
-        checked: now - beats.period,
+        // Look at once (an Instant cannot go before the clock's start).
+        checked: now.checked_sub(beats.period).unwrap_or(now),
     });
     // Waits poll every few milliseconds: look at the file twice a period.
     if now.duration_since(entry.checked) >= beats.period / 2 {
