@@ -8,6 +8,11 @@
 # Usage (as root, after scripts/setup.sh and scripts/build.sh):
 #   benches/emulated_sweep.sh [KINDS] [TOPOLOGIES] [extra redio bench arguments...]
 #   e.g. benches/emulated_sweep.sh "nfs sshfs" "shared separate" --reps 5 --blocks 64KiB,1MiB,16MiB
+# Environment: RATE (link cap, default 400mbit), DEGREES (default 1,2,3;
+# the cluster gets as many client mounts as the highest), TOTAL (bytes per
+# run, default 64MiB; a larger block moves one block), ROOT, and REDIO (the
+# redio executable, default target/release/redio: point it at a copy to
+# keep rebuilding while a long sweep runs).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kinds=${1:-"nfs sshfs"}
@@ -15,6 +20,10 @@ topologies=${2:-"shared separate"}
 shift $(( $# > 2 ? 2 : $# ))
 rate=${RATE:-400mbit}
 root=${ROOT:-/tmp/redio-sweep}
+degrees=${DEGREES:-1,2,3}
+total=${TOTAL:-64MiB}
+redio=${REDIO:-$repo/target/release/redio}
+replicas=$(tr ',' '\n' <<<"$degrees" | sort -n | tail -n1)
 cluster="$repo/cluster/redio-cluster"
 export REDIO_PYTHON=${REDIO_PYTHON:-$repo/.venv/bin/python}
 trap '"$cluster" down --root "$root" >/dev/null 2>&1 || true' EXIT
@@ -22,12 +31,12 @@ for kind in $kinds; do
   for topology in $topologies; do
     out="$repo/target/bench-emulated/$kind-$topology"
     mkdir -p "$out"
-    "$cluster" up --root "$root" --kind "$kind" --topology "$topology" --replicas 2 --rate "$rate"
-    "$repo/target/release/redio" bench --dir /redio-bench --replica-dir "$root/replica{replica}" \
+    "$cluster" up --root "$root" --kind "$kind" --topology "$topology" --replicas "$replicas" --rate "$rate"
+    "$redio" bench --dir /redio-bench --replica-dir "$root/replica{replica}" \
       --kind "$kind" --topology "$topology" \
       --read simple,read-distribute,chunked-chained,distributed-chunked,auto \
       --write simple,distributed,distributed-separate,auto \
-      --degrees 1,2 --total 64MiB --out "$out" --plot "$@" 2>"$out/progress.log" | tee "$out/run.log"
+      --degrees "$degrees" --total "$total" --out "$out" --plot "$@" 2>"$out/progress.log" | tee "$out/run.log"
     "$cluster" down --root "$root"
   done
 done

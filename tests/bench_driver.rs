@@ -1,5 +1,5 @@
-//! `redio bench` end to end: a short sweep on a local directory under a real
-//! mpiexec produces the calibration line, the CSV, JSON and Markdown
+//! `redio bench` end to end: a short sweep of each family on a local
+//! directory under a real mpiexec produces the CSV, JSON and Markdown
 //! results with one row per run, and the plots.
 
 mod common;
@@ -72,6 +72,148 @@ fn a_short_sweep_produces_results_and_plots() {
     }
 }
 
+/// Runs `redio bench --family FAMILY` on a fresh directory with `args`;
+/// returns the CSV rows, the Markdown table and the output directory.
+fn family(family: &str, args: &[&str]) -> (Vec<Vec<String>>, String, std::path::PathBuf) {
+    let dir = common::fresh_dir(&format!("bench-{family}"));
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let out = dir.join("out");
+    let result = Command::new(env!("CARGO_BIN_EXE_redio"))
+        .env("REDIO_PYTHON", common::repo().join(".venv/bin/python"))
+        .args(["bench", "--mpi", "mpich", "--family", family, "--dir"])
+        .arg(&data)
+        .args(args)
+        .args(["--timeout-seconds", "60", "--plot", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "redio bench --family {family} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    // The benchmark cleans up after itself: nothing is left in --dir.
+    let left: Vec<_> = std::fs::read_dir(&data).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        data.display()
+    );
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let rows = csv
+        .lines()
+        .skip(1)
+        .map(|row| row.split(',').map(str::to_string).collect::<Vec<_>>())
+        .collect::<Vec<_>>();
+    for row in &rows {
+        assert_eq!(row.len(), 9, "{row:?}");
+        assert!(row[8].parse::<f64>().unwrap() > 0.0, "{row:?}");
+    }
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    (rows, md, out)
+}
+
+/// The (mode, variant) pairs of the rows, each once, sorted.
+fn kinds(rows: &[Vec<String>]) -> Vec<(String, String)> {
+    let mut kinds: Vec<_> = rows.iter().map(|r| (r[2].clone(), r[3].clone())).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+fn assert_png(out: &std::path::Path, name: &str) {
+    let bytes = std::fs::read(out.join(name)).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"), "{name} is not a PNG");
+}
+
+#[test]
+fn the_interposition_family_compares_pass_through_with_native_runs() {
+    let (rows, md, out) = family(
+        "interposition",
+        &["--blocks", "4KiB,1MiB", "--total", "2MiB", "--reps", "2"],
+    );
+    // 2 blocks x 2 modes x 2 variants x 2 runs, each moving 2 MiB.
+    assert_eq!(rows.len(), 16, "{rows:?}");
+    assert!(rows.iter().all(|r| r[6] == "2097152"), "{rows:?}");
+    let pairs = |mode: &str| {
+        [
+            (mode.into(), "native".into()),
+            (mode.into(), "pass-through".into()),
+        ]
+    };
+    let mut expected: Vec<(String, String)> =
+        pairs("read").into_iter().chain(pairs("write")).collect();
+    expected.sort();
+    assert_eq!(kinds(&rows), expected);
+    assert!(md.contains("| write | 4KiB | pass-through | 1 |"), "{md}");
+    assert!(md.contains("| vs native |"), "{md}");
+    assert!(
+        md.contains("| read | 1MiB | native | 1 |") && md.contains("| 1.00 |"),
+        "{md}"
+    );
+    assert_png(&out, "bench-read.png");
+    assert_png(&out, "bench-write.png");
+}
+
+#[test]
+fn the_crc_family_compares_crc32_with_a_copy_and_a_plain_read() {
+    let (rows, md, out) = family(
+        "crc",
+        &["--blocks", "64KiB,1MiB", "--total", "8MiB", "--reps", "3"],
+    );
+    assert_eq!(rows.len(), 2 * 2 * 2 * 3, "{rows:?}");
+    let mut expected: Vec<(String, String)> = [
+        ("memory", "crc32"),
+        ("memory", "memcpy"),
+        ("read", "crc32"),
+        ("read", "read"),
+    ]
+    .map(|(m, v)| (m.to_string(), v.to_string()))
+    .to_vec();
+    expected.sort();
+    assert_eq!(kinds(&rows), expected);
+    assert!(md.contains("| memory | 1MiB | crc32 | 1 |"), "{md}");
+    assert_png(&out, "bench-memory.png");
+}
+
+#[test]
+fn the_parity_family_times_encode_verify_and_a_checked_rebuild() {
+    let (rows, md, out) = family(
+        "parity",
+        &[
+            "--blocks",
+            "1MiB",
+            "--ranks",
+            "3",
+            "--schemes",
+            "xor,rs:2",
+            "--reps",
+            "2",
+        ],
+    );
+    // 2 schemes x 3 operations x 2 runs.
+    assert_eq!(rows.len(), 12, "{rows:?}");
+    for row in &rows {
+        let bytes: u64 = row[6].parse().unwrap();
+        // encode and verify count every rank's data; rebuild the lost
+        // ranks' (1 for xor, 2 for rs:2).
+        let expected = match (row[2].as_str(), row[3].as_str()) {
+            ("rebuild", "xor") => 1 << 20,
+            ("rebuild", _) => 2 << 20,
+            _ => 3 << 20,
+        };
+        assert_eq!(bytes, expected, "{row:?}");
+        assert_eq!(row[4], "3", "{row:?}");
+    }
+    assert!(md.contains("| rebuild | 1MiB | rs:2 | 3 |"), "{md}");
+    assert!(md.contains("| ranks |"), "{md}");
+    for plot in ["bench-encode.png", "bench-verify.png", "bench-rebuild.png"] {
+        assert_png(&out, plot);
+    }
+}
+
 #[test]
 fn bad_arguments_are_refused_with_the_reason() {
     let run = |args: &[&str]| {
@@ -89,4 +231,19 @@ fn bad_arguments_are_refused_with_the_reason() {
     assert!(run(&["--dir", d, "--blocks", "lots"]).contains("--blocks \"lots\""));
     assert!(run(&["--dir", "/nonexistent/x"]).contains("not a directory"));
     assert!(run(&["--dir", d, "--replica-dir", "/tmp/r"]).contains("{replica}"));
+    let parity = |schemes: &str, ranks: &str| {
+        run(&[
+            "--family",
+            "parity",
+            "--dir",
+            d,
+            "--schemes",
+            schemes,
+            "--ranks",
+            ranks,
+        ])
+    };
+    assert!(parity("rs:3", "3").contains("must be larger than the losses"));
+    assert!(parity("raid5", "4").contains("use single, partner:C, xor or rs:K"));
+    assert!(parity("xor", "1").contains("at least 2"));
 }
