@@ -111,6 +111,15 @@ pub fn crc_file(path: &Path) -> io::Result<(u64, u32)> {
 
 /// The metadata the header records for the file at `full`, named `rel`.
 pub fn file_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
+    let mut meta = stat_meta(full, rel)?;
+    (meta.size, meta.crc32) = crc_file(full)?;
+    Ok(meta)
+}
+
+/// [`file_meta`] without reading the file: the size as `stat` gives it
+/// and a CRC32 of 0, for a caller that computes the CRC while it reads the
+/// file anyway ([`crate::logical_crc`]).
+pub fn stat_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
     let meta = std::fs::metadata(full)?;
     if !meta.is_file() {
         return Err(io::Error::new(
@@ -118,14 +127,13 @@ pub fn file_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
             format!("{} is not a regular file", full.display()),
         ));
     }
-    let (size, crc32) = crc_file(full)?;
     Ok(FileMeta {
         path: rel.to_string(),
-        size,
+        size: meta.len(),
         mode: meta.mode(),
         mtime_sec: meta.mtime(),
         mtime_nsec: meta.mtime_nsec() as u32,
-        crc32,
+        crc32: 0,
     })
 }
 

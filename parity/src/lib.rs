@@ -29,6 +29,7 @@ pub mod format;
 pub mod gf;
 pub mod inmem;
 pub mod job;
+pub mod logical_crc;
 pub mod matrix;
 pub mod offline;
 pub mod partner;

@@ -4,13 +4,15 @@
 //!
 //! 1. Failure groups are gathered and the sets built (the same on every
 //!    rank: [`build_sets`] is deterministic).
-//! 2. Each rank reads its files' metadata and CRC32s; the ranks agree that
-//!    every one succeeded before any message of the set flows, so a bad
-//!    path on one rank fails the step everywhere instead of hanging it.
+//! 2. Each rank stats its files; the ranks agree that every one succeeded
+//!    before any message of the set flows, so a bad path on one rank fails
+//!    the step everywhere instead of hanging it.
 //! 3. Members exchange their metadata (a one-member SINGLE header is the
 //!    wire form: no second encoding to keep in step with the format).
 //! 4. XOR / RS payloads come from the ring engine of `redio_parity::ring`
-//!    over [`MpiTransport`]; PARTNER streams copies; SINGLE has none.
+//!    over [`MpiTransport`]; PARTNER streams copies; SINGLE has none. The
+//!    files' CRC32s are computed from the bytes the encode reads (files are
+//!    read once), then exchanged, so that every header holds all of them.
 //! 5. The file is written under a temporary name and fsynced; it is
 //!    renamed into place only once every rank of the world has succeeded.
 
@@ -21,6 +23,7 @@ use crate::mpi::ffi;
 use redio_parity::files::{self, AtomicFile, LogicalReader};
 use redio_parity::format::{self, Header, MemberMeta};
 use redio_parity::gf::kernel::best;
+use redio_parity::logical_crc::LogicalCrc;
 use redio_parity::offline;
 use redio_parity::partner;
 use redio_parity::ring::{self, Traffic, Transport};
@@ -152,7 +155,7 @@ fn prepare(req: &Request, rank: usize, groups: &[String]) -> Result<(Place, Memb
     let mut metas = Vec::new();
     for rel in &req.files {
         let full = files::resolve_in_root(&req.root, rel).map_err(|e| e.to_string())?;
-        metas.push(files::file_meta(&full, rel).map_err(|e| format!("{}: {e}", full.display()))?);
+        metas.push(files::stat_meta(&full, rel).map_err(|e| format!("{}: {e}", full.display()))?);
     }
     let mine = MemberMeta {
         world_rank: req.world_rank,
@@ -170,7 +173,7 @@ fn exchange(
     mine: MemberMeta,
     logical_ranks: u32,
 ) -> Result<Vec<MemberMeta>, String> {
-    let (p, me) = (t.members(), t.member());
+    let p = t.members();
     let wire = Header {
         scheme: Scheme::Single,
         set_id: 0,
@@ -182,21 +185,62 @@ fn exchange(
         payload: Vec::new(),
     }
     .encode();
-    for to in (0..p).filter(|&i| i != me) {
-        t.send(to, &wire)?;
-    }
-    let mut buf = Vec::new();
     let mut metas = Vec::with_capacity(p);
-    for from in 0..p {
-        if from == me {
-            metas.push(mine.clone());
-            continue;
+    for (from, message) in all_to_all(t, &wire)?.into_iter().enumerate() {
+        match message {
+            None => metas.push(mine.clone()),
+            Some(buf) => {
+                let h =
+                    Header::decode(&buf).map_err(|e| format!("metadata of member {from}: {e}"))?;
+                metas.extend(h.members);
+            }
         }
-        t.recv(from, &mut buf)?;
-        let h = Header::decode(&buf).map_err(|e| format!("metadata of member {from}: {e}"))?;
-        metas.extend(h.members);
     }
     Ok(metas)
+}
+
+/// Every member's file CRC32s, in set order (little-endian words).
+fn exchange_crcs(t: &mut MpiTransport, mine: Vec<u32>) -> Result<Vec<Vec<u32>>, String> {
+    let wire: Vec<u8> = mine.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let mut all = Vec::with_capacity(t.members());
+    for (from, message) in all_to_all(t, &wire)?.into_iter().enumerate() {
+        let Some(buf) = message else {
+            all.push(mine.clone());
+            continue;
+        };
+        let words = buf.chunks_exact(4);
+        if !words.remainder().is_empty() {
+            return Err(format!(
+                "the file CRCs of member {from} are {} bytes long",
+                buf.len()
+            ));
+        }
+        all.push(
+            words
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect(),
+        );
+    }
+    Ok(all)
+}
+
+/// Sends `wire` to every other member and returns what each sent, in set
+/// order (`None` in this member's place).
+fn all_to_all(t: &mut MpiTransport, wire: &[u8]) -> Result<Vec<Option<Vec<u8>>>, String> {
+    let (p, me) = (t.members(), t.member());
+    for to in (0..p).filter(|&i| i != me) {
+        t.send(to, wire)?;
+    }
+    (0..p)
+        .map(|from| {
+            if from == me {
+                return Ok(None);
+            }
+            let mut buf = Vec::new();
+            t.recv(from, &mut buf)?;
+            Ok(Some(buf))
+        })
+        .collect()
 }
 
 /// Computes and writes this member's redundancy file (fsynced, not yet
@@ -225,17 +269,24 @@ fn write_file(
         .map(|f| (req.root.join(&f.path), f.size))
         .collect();
     let reader = LogicalReader::open(&sources).map_err(|e| e.to_string())?;
+    let sizes: Vec<u64> = sources.iter().map(|(_, size)| *size).collect();
+    let chunk = match req.scheme {
+        Scheme::Xor | Scheme::Rs { .. } => template.chunk_size,
+        _ => 0,
+    };
+    let mut file_crcs = LogicalCrc::new(&sizes, chunk);
+    let mut read_logical = |at: u64, buf: &mut [u8]| {
+        reader.read_at(at, buf).map_err(|e| e.to_string())?;
+        file_crcs.observe(at, buf);
+        Ok::<_, String>(())
+    };
     let mut hashers = vec![crc32fast::Hasher::new(); header.payload.len()];
     let piece = req.piece.max(1);
     let traffic = match req.scheme {
         Scheme::Xor | Scheme::Rs { .. } => {
             let code = StripeCode::new(req.scheme, p).map_err(|e| e.to_string())?;
-            let chunk = template.chunk_size;
-            let mut read = |d: usize, off: u64, buf: &mut [u8]| {
-                reader
-                    .read_at(d as u64 * chunk + off, buf)
-                    .map_err(|e| e.to_string())
-            };
+            let mut read =
+                |d: usize, off: u64, buf: &mut [u8]| read_logical(d as u64 * chunk + off, buf);
             let mut write = |j: usize, off: u64, bytes: &[u8]| {
                 hashers[j].update(bytes);
                 out.write_at(bytes, hlen + j as u64 * chunk + off)
@@ -254,7 +305,7 @@ fn write_file(
             copies as usize,
             piece,
             t,
-            &reader,
+            &mut read_logical,
             |slot, at, b| {
                 hashers[slot].update(b);
                 out.write_at(b, hlen + at).map_err(io)
@@ -262,6 +313,19 @@ fn write_file(
         )?,
         Scheme::Single => Traffic::default(),
     };
+    let mine = match file_crcs.finish() {
+        Some(crcs) => crcs,
+        // SINGLE reads nothing: read the files for their CRCs.
+        None => sources
+            .iter()
+            .map(|(path, _)| files::crc_file(path).map(|(_, crc)| crc).map_err(io))
+            .collect::<Result<_, _>>()?,
+    };
+    for (member, crcs) in exchange_crcs(t, mine)?.into_iter().enumerate() {
+        for (file, crc) in header.members[member].files.iter_mut().zip(crcs) {
+            file.crc32 = crc;
+        }
+    }
     let crcs: Vec<u32> = hashers.into_iter().map(|h| h.finalize()).collect();
     offline::finish_file(&out, &mut header, crcs).map_err(io)?;
     let protected = template.members[me].logical_len();
@@ -286,7 +350,7 @@ fn partner_copies(
     copies: usize,
     piece: usize,
     t: &mut MpiTransport,
-    reader: &LogicalReader,
+    read: &mut impl FnMut(u64, &mut [u8]) -> Result<(), String>,
     mut write: impl FnMut(usize, u64, &[u8]) -> Result<(), String>,
 ) -> Result<Traffic, String> {
     let p = template.members.len();
@@ -312,7 +376,7 @@ fn partner_copies(
         if off < lens[me] {
             let len = (piece as u64).min(lens[me] - off) as usize;
             mine.resize(len, 0);
-            reader.read_at(off, &mut mine).map_err(|e| e.to_string())?;
+            read(off, &mut mine)?;
             traffic.read += len as u64;
             for h in partner::holders_of(me, p, copies) {
                 t.send(h, &mine)?;
