@@ -150,7 +150,10 @@ pub struct Recovered {
 pub fn recover(seq: u64) -> Option<Recovered> {
     let _inside = InsideMpi::enter();
     let started = Instant::now();
-    let old = current()?;
+    let Some(old) = current() else {
+        crate::log!(Warn, "fail-over: no replica set is installed");
+        return None;
+    };
     if ulfm_backend::active() {
         return recover_with_ulfm(&old, seq, started);
     }
@@ -180,7 +183,15 @@ pub fn recover(seq: u64) -> Option<Recovered> {
         match meet(&old, &survivors, seq, mask) {
             Meeting::Agreed { max_seq } => {
                 let comm = survivors_comm(&old, &survivors, mask)?;
-                let me = survivors.iter().position(|&i| i == old.me)?;
+                let Some(me) = survivors.iter().position(|&i| i == old.me) else {
+                    // Every path that gives up says why (see the warning above).
+                    crate::log!(
+                        Error,
+                        "fail-over: the survivors agreed on a set without this process \
+                         (dead mask {mask:#x})"
+                    );
+                    return None;
+                };
                 install(
                     comm,
                     survivors.iter().map(|&i| old.members[i]).collect(),
