@@ -17,16 +17,18 @@
 //! Every by-value `MPI_Comm` argument goes through `translate`, which swaps
 //! `MPI_COMM_WORLD` for the caller's replica world. Every wrapper marks the
 //! thread as inside MPI, so the library's own file I/O passes through.
-//! Functions written by hand (start-up, shutdown, abort, attributes) and
+//! Functions written by hand (start-up, shutdown, abort, attributes,
+//! barrier) and
 //! variadic ones are skipped; the list is [`HAND_WRITTEN`].
 
 use quote::ToTokens;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// `MPI_*` functions with hand-written wrappers in `src/mpi/lifecycle.rs`
-/// and `src/mpi/attributes.rs`.
+/// `MPI_*` functions with hand-written wrappers in `src/mpi/lifecycle.rs`,
+/// `src/mpi/attributes.rs` and `src/mpi/barrier.rs`.
 pub const HAND_WRITTEN: &[&str] = &[
+    "MPI_Barrier",
     "MPI_Init",
     "MPI_Init_thread",
     "MPI_Finalize",

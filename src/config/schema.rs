@@ -410,7 +410,8 @@ named_enum! {
         /// In `MPI_Finalize`.
         #[default]
         Finalize = "finalize",
-        /// When a matching output file is closed.
+        /// At the first application barrier after a rank closed a
+        /// matching output file (and at `MPI_Finalize`).
         Close = "close",
         /// Only when the application calls `redio_protect`.
         Manual = "manual",

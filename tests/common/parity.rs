@@ -28,6 +28,9 @@ pub struct Case {
     pub set_size: u32,
     /// The application calls `redio_protect` (`when: manual`).
     pub protect_call: bool,
+    /// `when: close`, and the application calls `MPI_Barrier` after
+    /// closing its files and again after rewriting one.
+    pub at_barriers: bool,
     /// `parity.engine`, when set.
     pub engine: Option<&'static str>,
     /// Directory name prefix (one per test binary: scratch is shared).
@@ -45,6 +48,7 @@ impl Case {
             degree: 1,
             set_size,
             protect_call: false,
+            at_barriers: false,
             engine: None,
             prefix: "pm",
         }
@@ -69,13 +73,25 @@ impl Case {
             self.ranks,
             self.degree,
             self.set_size,
-            if self.protect_call { "-api" } else { "" },
+            if self.protect_call {
+                "-api"
+            } else if self.at_barriers {
+                "-close"
+            } else {
+                ""
+            },
             self.engine.map(|e| format!("-{e}")).unwrap_or_default()
         )
     }
 
     /// Runs the application; returns the base directory.
     pub fn run(&self) -> PathBuf {
+        self.run_job().0
+    }
+
+    /// Runs the application; returns the base directory and every rank's
+    /// output, concatenated.
+    pub fn run_job(&self) -> (PathBuf, String) {
         // Non-RS cases give no rs_parity: its default (2) must not be
         // checked against a set size of 2 (it once was, at start-up).
         let rs_parity = if self.scheme == "rs" {
@@ -100,6 +116,8 @@ impl Case {
                 rs_parity,
                 if self.protect_call {
                     "manual"
+                } else if self.at_barriers {
+                    "close"
                 } else {
                     "finalize"
                 },
@@ -111,6 +129,8 @@ impl Case {
         let mut args = vec![data.display().to_string(), SIZE.to_string()];
         if self.protect_call {
             args.push("protect".into());
+        } else if self.at_barriers {
+            args.push("barrier".into());
         }
         let launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)
@@ -118,7 +138,7 @@ impl Case {
             .timeout(60);
         let job = launch.run();
         job.assert_success();
-        data
+        (data, job.ranks.values().cloned().collect())
     }
 }
 

@@ -3,10 +3,15 @@
  * subdirectory) under BASE/r<replica>/rank<rank>/, then either finishes
  * (parity.when: finalize) or, with "protect", calls redio_protect() on
  * them first ("protect-bad": rank 1 passes a relative path, which must
- * fail the call on every rank).
+ * fail the call on every rank). With "barrier" (parity.when: close) it
+ * calls MPI_Barrier after closing its files, prints how many redundancy
+ * files its directory holds then ("after-barrier N"), writes its first
+ * file again with new contents, and calls MPI_Barrier once more: the
+ * redundancy must then match the new contents.
  *
- * usage: parity_ckpt BASE SIZE [protect|protect-bad]
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier]
  * SIZE scales the files (bytes of the first file of rank 0). */
+#include <dirent.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +31,19 @@ static void write_file(const char *path, long size, int seed) {
     for (long i = 0; i < size; i++)
         fputc((int)((i * 131 + seed * 7 + i / 251) & 0xff), f);
     fclose(f);
+}
+
+/* Redundancy files (redio-parity.*.rdp) in DIR. */
+static int redundancy_files(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strncmp(e->d_name, "redio-parity.", 13) == 0 && strstr(e->d_name, ".rdp"))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
 }
 
 int main(int argc, char **argv) {
@@ -54,6 +72,12 @@ int main(int argc, char **argv) {
     write_file(c, 1 + 13L * rank, rank + 200);
     chmod(a, 0600 + rank);
     int rc = 0;
+    if (argc > 3 && strcmp(argv[3], "barrier") == 0) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        printf("after-barrier %d\n", redundancy_files(dir));
+        write_file(a, size + 7919L * rank + 11, rank + 50);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     if (argc > 3 && strncmp(argv[3], "protect", 7) == 0) {
         const char *files[] = {a, b, c};
         if (strcmp(argv[3], "protect-bad") == 0 && rank == 1)

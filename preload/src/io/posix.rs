@@ -511,6 +511,7 @@ pub unsafe fn lseek(
 
 /// `close`: the entry goes before the real close, so the number is free.
 pub unsafe fn close(real: unsafe fn(c_int) -> c_int, fd: c_int) -> c_int {
+    crate::parity::lazy::closing(fd);
     let settled = managed::release(fd);
     let rc = real(fd);
     match settled {

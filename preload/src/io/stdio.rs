@@ -261,6 +261,10 @@ pub unsafe fn freopen(
 
 /// `fclose`: a managed stream's close callback releases its descriptor.
 pub unsafe fn fclose(real: unsafe fn(*mut FILE) -> c_int, stream: *mut FILE) -> c_int {
+    if crate::parity::lazy::enabled() {
+        // glibc closes the descriptor inside fclose, past the close hook.
+        crate::parity::lazy::closing(fileno(real::fileno, stream));
+    }
     table::clear_stream(stream);
     real(stream)
 }

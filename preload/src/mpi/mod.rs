@@ -5,9 +5,11 @@
 //! - [`pmpi`]: one stub per `PMPI_*` function, resolved with `dlsym`;
 //! - [`generated`]: one `MPI_*` wrapper per `PMPI_*` function, generated at
 //!   build time (see `preload/build/wrappers.rs`);
-//! - [`lifecycle`] and [`attributes`]: the few wrappers written by hand.
+//! - [`lifecycle`], [`attributes`] and [`barrier`]: the few wrappers
+//!   written by hand.
 
 pub mod attributes;
+pub mod barrier;
 pub mod lifecycle;
 
 /// Raw declarations of the MPI implementation this library is built for.

@@ -11,10 +11,13 @@
 //!
 //! Triggers: `parity.when: finalize` runs [`at_finalize`] in the
 //! `MPI_Finalize` wrapper; `manual` leaves it to `redio_protect` (see
-//! `capi.rs`); `close` is accepted but computed at `MPI_Finalize` for now.
+//! `capi.rs`); `close` protects at the first application barrier after a
+//! selected file was closed ([`lazy`]), and at `MPI_Finalize` what was
+//! closed after the last barrier.
 
 pub mod collective;
 pub mod job;
+pub mod lazy;
 pub mod protect;
 pub mod reduce_scatter;
 pub mod select;
@@ -139,29 +142,35 @@ fn run(config: &Config, scheme: Scheme, selection: Result<Selection, String>) ->
     }
 }
 
-/// The `parity.when: finalize` (and, for now, `close`) trigger: protects
-/// the files `parity.files` selects. Collective; called by every process
-/// in the `MPI_Finalize` wrapper before redio's communicators are freed.
+/// The `parity.when: finalize` trigger, and the last chance of `close`:
+/// protects the files `parity.files` selects (under `close`, only if a
+/// rank closed one after the last barrier). Collective; called by every
+/// process in the `MPI_Finalize` wrapper before redio's communicators are
+/// freed.
 pub fn at_finalize() {
     let Some(config) = settings::get() else {
+        return;
+    };
+    if scheme(config).is_none() || config.parity.files.is_empty() {
+        return;
+    }
+    match config.parity.when {
+        ParityWhen::Manual => {}
+        ParityWhen::Close => lazy::at_finalize(),
+        ParityWhen::Finalize => protect_selected(),
+    }
+}
+
+/// Protects every file `parity.files` selects for this rank, now.
+/// Collective over the replica world.
+fn protect_selected() {
+    let (Some(config), Some(identity)) = (settings::get(), world::identity()) else {
         return;
     };
     let Some(scheme) = scheme(config) else {
         return;
     };
-    if config.parity.when == ParityWhen::Manual || config.parity.files.is_empty() {
-        return;
-    }
-    let Some(identity) = world::identity() else {
-        return;
-    };
     let (replica, rank) = (identity.placement.replica, identity.placement.rank);
-    if config.parity.when == ParityWhen::Close && identity.world_rank == 0 {
-        crate::log!(
-            Warn,
-            "parity.when: close is not implemented yet; parity is computed at MPI_Finalize"
-        );
-    }
     let sel = select::select(&config.parity.files, replica, rank, PREFIX);
     run(config, scheme, sel);
 }
