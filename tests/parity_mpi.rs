@@ -97,22 +97,29 @@ fn rs2_rebuilds_two_lost_ranks_per_set_and_refuses_three() {
 
 #[test]
 fn partner_rebuilds_one_lost_rank_and_refuses_two() {
-    for (ranks, set) in [(2, 2), (3, 3), (6, 4), (8, 8)] {
+    for (ranks, set) in [(2, 2), (3, 3), (4, 4), (6, 4), (8, 3)] {
         check(&Case::new("partner", ranks, set));
     }
 }
 
 #[test]
 fn single_records_metadata_and_refuses_any_loss() {
-    for (ranks, set) in [(2, 2), (4, 4)] {
+    for (ranks, set) in [(2, 2), (3, 3), (4, 4), (6, 4), (8, 3)] {
         check(&Case::new("single", ranks, set));
     }
 }
 
 #[test]
 fn two_replicas_each_protect_their_own_files() {
-    for scheme in ["xor", "rs"] {
-        let mut case = Case::new(scheme, if scheme == "rs" { 3 } else { 4 }, 4);
+    // Every scheme at r = 2, with a remainder set where the scheme allows.
+    for (scheme, ranks, set) in [
+        ("xor", 4, 4),
+        ("xor", 6, 4),
+        ("rs", 3, 4),
+        ("partner", 6, 4),
+        ("single", 2, 2),
+    ] {
+        let mut case = Case::new(scheme, ranks, set);
         case.degree = 2;
         check(&case);
     }
