@@ -2,7 +2,7 @@
 """Two builds (or settings) of libredio.so side by side: the same `redio
 run` of the benchmark program (benches/io_loop.c) with REDIO_LIB_DIR
 pointing at build A or build B (each with its own extra environment, e.g.
---b-env REDIO_BENCH_PACING=0), interleaved with None at r=1, repeated;
+--b-env REDIO_BENCH_NO_LIVENESS=1), interleaved with None at r=1, repeated;
 prints the median throughput of each and the ratios (B/A, and each against
 None r=1).
 

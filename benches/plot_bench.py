@@ -38,8 +38,8 @@ def main() -> None:
             points = sorted((k[3], statistics.median(v)) for k, v in rates.items()
                             if k[0] == mode and k[1] == protocol and k[2] == degree)
             style = "k--" if protocol in baselines else "-o"
-            label = f"{protocol} {degree_label}{degree}" if degree_label else protocol
-            ax.plot([b for b, _ in points], [r for _, r in points], style, markersize=3, label=label)
+            name = f"{protocol} {degree_label}{degree}" if degree_label else protocol
+            ax.plot([b for b, _ in points], [r for _, r in points], style, markersize=3, label=name)
         ax.set_xscale("log", base=2)
         ax.set_ylim(bottom=0)
         ax.set_xlabel("data per rank (bytes)" if family == "parity" else "block size (bytes)")
