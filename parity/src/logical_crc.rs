@@ -41,11 +41,9 @@ impl LogicalCrc {
             let end = start + size;
             let mut at = start;
             while at < end {
-                let chunk_end = if chunk == 0 {
-                    u64::MAX
-                } else {
-                    (at / chunk + 1) * chunk
-                };
+                let chunk_end = at
+                    .checked_div(chunk)
+                    .map_or(u64::MAX, |index| (index + 1) * chunk);
                 let stop = end.min(chunk_end);
                 segments.push(Segment {
                     start: at,
