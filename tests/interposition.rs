@@ -700,11 +700,12 @@ fn shared_bytes_are_written_once_mpich() {
             "distributed",
         ),
         // Distributed Separate Write: once in all, into the replicas' part
-        // files (the join copies inside the kernel, not with write calls).
+        // files (the join copies inside the kernel, not with write calls);
+        // at r=1 straight into the file, with no part to join.
         (
             POSIX,
             Flavour::Fortify64,
-            &[2],
+            &[1, 2],
             "posix.{}.dat",
             "distributed-separate",
         ),
@@ -751,7 +752,18 @@ fn shared_bytes_are_written_once_mpich() {
                 &env,
             );
             check_success(&job, &what);
-            let bytes = fold_parts(written_bytes(&trace, &area.shared));
+            let unfolded = written_bytes(&trace, &area.shared);
+            if degree == 1 {
+                let parts: Vec<&String> = unfolded
+                    .keys()
+                    .filter(|name| name.contains(".redio-part"))
+                    .collect();
+                assert!(
+                    parts.is_empty(),
+                    "{what}: one replica must write the file itself, not parts: {parts:?}"
+                );
+            }
+            let bytes = fold_parts(unfolded);
             println!(
                 "{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}"
             );

@@ -335,7 +335,10 @@ fn settings_for(resolved: &Resolved, flags: i32) -> FileSettings {
         read,
         write,
         policy,
-        separate: io.write == config::WriteProtocol::DistributedSeparate,
+        // With one replica there is nothing to split: a part and a join
+        // would only copy every byte once more.
+        separate: io.write == config::WriteProtocol::DistributedSeparate
+            && world::identity().is_some_and(|i| i.degree > 1),
     }
 }
 
