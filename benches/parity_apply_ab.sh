@@ -8,29 +8,15 @@
 # Usage: benches/parity_apply_ab.sh LIB_DIR_A LIB_DIR_B [N] [SIZE_MIB] [REPS] [BASE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/parity_lib.sh
 a=$1 b=$2 n=${3:-2} mib=${4:-64} reps=${5:-7} base=${6:-/dev/shm/redio-parity-ab}
 redio=${REDIO:-$PWD/target/release/redio}
 work=$(mktemp -d)
 trap 'rm -rf "$work" "$base"' EXIT
 mpicc.mpich -O2 -o "$work/hello" benches/hello.c
 rm -rf "$base"
-for ((r = 0; r < n; r++)); do
-  mkdir -p "$base/rank$r"
-  head -c $((mib << 20)) /dev/urandom >"$base/rank$r/ckpt.dat"
-done
-cat >"$work/cfg.yaml" <<EOF
-version: 1
-local:
-  paths: ["$base"]
-parity:
-  scheme: xor
-  set_size: $n
-  failure_group: "node{rank}"
-  files: ["$base/rank{rank}/*.dat"]
-log:
-  level: info
-EOF
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+rank_files "$base" "$n" "$mib"
+parity_config "$work/cfg.yaml" "$base" "$n"
 apply() { # lib dir -> slowest rank's MB/s
   rm -f "$base"/rank*/*.rdp
   REDIO_LIB_DIR=$1 "$redio" run --mpi mpich -n "$n" --config "$work/cfg.yaml" -- "$work/hello" 2>&1 |

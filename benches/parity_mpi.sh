@@ -10,15 +10,13 @@
 # MPICH only; not part of the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/parity_lib.sh
 disk=${1:-/var/tmp/redio-parity-mpi-bench}
 reps=${2:-3}
 redio=$PWD/target/release/redio
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc.mpich -O2 -o "$work/hello" benches/hello.c
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-now() { date +%s.%N; }
 
 echo "== memory bound (64 MiB, one core)"
 cargo run --release -q -p redio-parity --example parity_kernel 2>/dev/null |
@@ -28,25 +26,9 @@ run() { # base scheme(config) rs_parity ranks mib engine
   local base=$1 scheme=$2 k=$3 n=$4 mib=$5 engine=$6 apply=() rebuild=() sent=""
   rm -rf "$base"; mkdir -p "$base"
   local dirs=()
-  for ((r = 0; r < n; r++)); do
-    mkdir -p "$base/rank$r"
-    head -c $((mib << 20)) /dev/urandom >"$base/rank$r/ckpt.dat"
-    dirs+=("$base/rank$r")
-  done
-  cat >"$work/cfg.yaml" <<EOF
-version: 1
-local:
-  paths: ["$base"]
-parity:
-  scheme: $scheme
-  set_size: $n
-  rs_parity: $k
-  failure_group: "node{rank}"
-  engine: $engine
-  files: ["$base/rank{rank}/*.dat"]
-log:
-  level: info
-EOF
+  rank_files "$base" "$n" "$mib"
+  for ((r = 0; r < n; r++)); do dirs+=("$base/rank$r"); done
+  parity_config "$work/cfg.yaml" "$base" "$n" "$scheme" "$k" "$engine"
   for ((i = 0; i < reps; i++)); do
     rm -f "$base"/rank*/*.rdp
     # Per-rank MB/s from the preload's log line; the slowest rank counts.

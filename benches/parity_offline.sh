@@ -5,21 +5,17 @@
 # Usage: benches/parity_offline.sh [BASE] [REPS]   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/parity_lib.sh
 base=${1:-/dev/shm/redio-parity-bench}
 reps=${2:-5}
 redio=${REDIO:-target/release/redio}
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-now() { date +%s.%N; }
 
 run() { # scheme ranks size_mib
   local scheme=$1 n=$2 mib=$3 dirs=() enc=() reb=()
   rm -rf "$base"; mkdir -p "$base"
-  for ((r = 0; r < n; r++)); do
-    mkdir -p "$base/node$r"
-    head -c $((mib << 20)) /dev/urandom >"$base/node$r/ckpt.dat"
-    dirs+=("$base/node$r")
-  done
+  rank_files "$base" "$n" "$mib" node
+  for ((r = 0; r < n; r++)); do dirs+=("$base/node$r"); done
   for ((i = 0; i < reps; i++)); do
     rm -f "$base"/node*/*.rdp
     t0=$(now); "$redio" parity encode --offline --scheme "$scheme" --set-size "$n" "${dirs[@]}" >/dev/null; t1=$(now)

@@ -11,21 +11,17 @@
 # Usage: benches/parity_rebuild_mpi.sh [BASE] [REPS] [SIZE_MIB]  (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/parity_lib.sh
 base=${1:-/dev/shm/redio-parity-rebuild-bench}
 reps=${2:-3}
 mib=${3:-64}
 redio=${REDIO:-target/release/redio}
 
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-now() { date +%s.%N; }
 
 run() { # scheme ranks lost
   local scheme=$1 n=$2 lost=$3 ver=() reb=()
   rm -rf "$base" "$base.orig"; mkdir -p "$base"
-  for ((r = 0; r < n; r++)); do
-    mkdir -p "$base/rank$r"
-    head -c $((mib << 20)) /dev/urandom >"$base/rank$r/ckpt.dat"
-  done
+  rank_files "$base" "$n" "$mib"
   "$redio" parity encode -n "$n" --root "$base/rank{rank}" --scheme "$scheme" \
     --set-size "$n" --groups 'node{rank}' >/dev/null
   cp -a "$base" "$base.orig"
