@@ -55,9 +55,10 @@ fn a_short_sweep_produces_results_and_plots() {
     assert_eq!(rows.len(), 2 * 2 * 3 * 2, "{csv}");
     for row in &rows {
         let fields: Vec<&str> = row.split(',').collect();
-        assert_eq!(fields.len(), 9, "{row}");
+        assert_eq!(fields.len(), 10, "{row}");
         let rate: f64 = fields[8].parse().unwrap();
         assert!(rate > 0.0, "{row}");
+        assert_eq!(fields[9], "", "no --traffic, no bytes on the wire: {row}");
     }
     let json = std::fs::read_to_string(out.join("results.json")).unwrap();
     assert_eq!(json.matches("\"protocol\"").count(), rows.len());
@@ -108,7 +109,7 @@ fn family(family: &str, args: &[&str]) -> (Vec<Vec<String>>, String, std::path::
         .map(|row| row.split(',').map(str::to_string).collect::<Vec<_>>())
         .collect::<Vec<_>>();
     for row in &rows {
-        assert_eq!(row.len(), 9, "{row:?}");
+        assert_eq!(row.len(), 10, "{row:?}");
         assert!(row[8].parse::<f64>().unwrap() > 0.0, "{row:?}");
     }
     let md = std::fs::read_to_string(out.join("results.md")).unwrap();

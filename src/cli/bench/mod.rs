@@ -109,6 +109,13 @@ pub struct BenchArgs {
     /// MPI implementation (default: $REDIO_MPI, else mpich).
     #[arg(long, value_enum)]
     pub mpi: Option<Flavour>,
+    /// Count the bytes on the wire: a shell command that prints two numbers,
+    /// the bytes the storage has received and sent so far (on the emulated
+    /// cluster: `cluster/redio-cluster traffic --root ROOT`; elsewhere e.g.
+    /// a server's NIC counters). Each protocol run records the difference,
+    /// received for writes and sent for reads.
+    #[arg(long, value_name = "COMMAND")]
+    pub traffic: Option<String>,
     /// Longest a single run may take.
     #[arg(long, default_value_t = 600)]
     pub timeout_seconds: u64,

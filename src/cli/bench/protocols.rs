@@ -6,7 +6,7 @@
 //! With `--replica-dir TEMPLATE` each replica reaches the file through its
 //! own directory (`{replica}` in TEMPLATE), as with one server per replica.
 
-use super::results::{interleaved, Point, Sample};
+use super::results::{interleaved, Measured, Point, Sample};
 use super::{compile_io_loop, drop_caches, loop_seconds, run_checked, BenchArgs, Plan};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -65,11 +65,41 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                     degree: p.degree,
                     mode,
                 };
-                run.seconds(args, plan, block, total)
+                let before = traffic(args)?;
+                let seconds = run.seconds(args, plan, block, total)?;
+                let after = traffic(args)?;
+                let wire = before.zip(after).map(|((rx0, tx0), (rx1, tx1))| {
+                    if mode == "write" {
+                        rx1.saturating_sub(rx0)
+                    } else {
+                        tx1.saturating_sub(tx0)
+                    }
+                });
+                Ok(Measured { seconds, wire })
             })?);
         }
     }
     Ok(samples)
+}
+
+/// The storage's (received, sent) byte counters from `--traffic`, if given.
+fn traffic(args: &BenchArgs) -> Result<Option<(u64, u64)>, String> {
+    let Some(command) = &args.traffic else {
+        return Ok(None);
+    };
+    let mut shell = Command::new("sh");
+    shell.arg("-c").arg(command);
+    let what = format!("--traffic {command:?}");
+    let stdout = run_checked(&shell, 60, &what)?;
+    let numbers: Vec<u64> = stdout
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{what} printed {stdout:?}, not two byte counts"))?;
+    match numbers[..] {
+        [received, sent] => Ok(Some((received, sent))),
+        _ => Err(format!("{what} printed {stdout:?}, not two byte counts")),
+    }
 }
 
 /// Writes the configuration of one variant and returns its path.

@@ -24,36 +24,59 @@ pub(super) struct Point {
     pub total: u64,
 }
 
+/// What one run measured.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Measured {
+    /// Wall time of the measured part.
+    pub seconds: f64,
+    /// Bytes that crossed the network to (writes) or from (reads) the
+    /// storage during the run, when `--traffic` counts them.
+    pub wire: Option<u64>,
+}
+
+impl From<f64> for Measured {
+    fn from(seconds: f64) -> Measured {
+        Measured {
+            seconds,
+            wire: None,
+        }
+    }
+}
+
 /// One measured run.
 #[derive(Debug, Clone)]
 pub(super) struct Sample {
     pub point: Point,
     pub seconds: f64,
+    /// See [`Measured::wire`].
+    pub wire: Option<u64>,
 }
 
 /// Runs every point `reps` times, interleaved (each repetition runs every
 /// point once, so that slow drift of a noisy machine hits all alike), and
 /// prints a progress line per run.
-pub(super) fn interleaved(
+pub(super) fn interleaved<M: Into<Measured>>(
     reps: u32,
     points: &[Point],
-    mut measure: impl FnMut(&Point) -> Result<f64, String>,
+    mut measure: impl FnMut(&Point) -> Result<M, String>,
 ) -> Result<Vec<Sample>, String> {
     let mut samples = Vec::new();
     for _ in 0..reps {
         for point in points {
-            let seconds = measure(point)?;
+            let Measured { seconds, wire } = measure(point)?.into();
             eprintln!(
-                "{} {} r={} block {}: {seconds:.3} s ({:.0} MiB/s)",
+                "{} {} r={} block {}: {seconds:.3} s ({:.0} MiB/s){}",
                 point.mode,
                 point.variant,
                 point.degree,
                 point.block,
-                mib_per_s(point.total, seconds)
+                mib_per_s(point.total, seconds),
+                wire.map_or(String::new(), |w| format!(", {w} bytes on the wire"))
             );
             samples.push(Sample {
                 point: point.clone(),
                 seconds,
+                wire,
             });
         }
     }
@@ -89,21 +112,24 @@ fn median(values: &mut [f64]) -> f64 {
 /// Writes results.{csv,json,md} and prints the Markdown table.
 pub(super) fn write(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result<(), String> {
     let topology = &args.topology;
-    let mut csv =
-        String::from("kind,topology,mode,protocol,degree,block,total,seconds,mib_per_s\n");
+    let mut csv = String::from(
+        "kind,topology,mode,protocol,degree,block,total,seconds,mib_per_s,wire_bytes\n",
+    );
     let mut json = String::from("[\n");
     for (i, s) in samples.iter().enumerate() {
         let p = &s.point;
         let rate = mib_per_s(p.total, s.seconds);
+        let wire = s.wire.map_or(String::new(), |w| w.to_string());
         let _ = writeln!(
             csv,
-            "{},{topology},{},{},{},{},{},{:.6},{rate:.1}",
+            "{},{topology},{},{},{},{},{},{:.6},{rate:.1},{wire}",
             args.kind, p.mode, p.variant, p.degree, p.block, p.total, s.seconds
         );
         let _ = writeln!(
             json,
             "  {{\"kind\": {:?}, \"topology\": \"{topology}\", \"mode\": \"{}\", \"protocol\": {:?}, \
-             \"degree\": {}, \"block\": {}, \"total\": {}, \"seconds\": {:.6}, \"mib_per_s\": {rate:.1}}}{}",
+             \"degree\": {}, \"block\": {}, \"total\": {}, \"seconds\": {:.6}, \"mib_per_s\": {rate:.1}, \
+             \"wire_bytes\": {}}}{}",
             args.kind,
             p.mode,
             p.variant,
@@ -111,6 +137,7 @@ pub(super) fn write(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result
             p.block,
             p.total,
             s.seconds,
+            if wire.is_empty() { "null" } else { &wire },
             if i + 1 < samples.len() { "," } else { "" }
         );
     }
@@ -138,9 +165,15 @@ fn table(family: Family, samples: &[Sample]) -> String {
         "r"
     };
     let (_, base_label) = baseline(family, "");
+    let counted = samples.iter().any(|s| s.wire.is_some());
+    let (wire_head, wire_rule) = if counted {
+        (" wire bytes / file bytes |", "---|")
+    } else {
+        ("", "")
+    };
     let mut md = format!(
-        "| mode | block | protocol | {degree} | median MiB/s | min–max MiB/s | {base_label} |\n\
-         |---|---|---|---|---|---|---|\n"
+        "| mode | block | protocol | {degree} | median MiB/s | min–max MiB/s | {base_label} |{wire_head}\n\
+         |---|---|---|---|---|---|---|{wire_rule}\n"
     );
     let mut points: Vec<(&str, u64, &str, u32)> = Vec::new();
     for s in samples {
@@ -171,8 +204,10 @@ fn table(family: Family, samples: &[Sample]) -> String {
             .iter()
             .fold((f64::MAX, 0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
         let m = median(&mut mine);
+        // The baseline runs at degree 1 (None at r = 1: a sweep may also
+        // measure None at higher degrees).
         let mut base = match baseline(family, mode).0 {
-            Some(variant) => rates(mode, block, variant, None),
+            Some(variant) => rates(mode, block, variant, Some(1)),
             None => Vec::new(),
         };
         let ratio = if base.is_empty() {
@@ -180,13 +215,39 @@ fn table(family: Family, samples: &[Sample]) -> String {
         } else {
             format!("{:.2}", m / median(&mut base))
         };
+        let wire = if counted {
+            format!(" {} |", wire_ratio(samples, (mode, block, variant, degree)))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             md,
-            "| {mode} | {} | {variant} | {degree} | {m:.0} | {lo:.0}–{hi:.0} | {ratio} |",
+            "| {mode} | {} | {variant} | {degree} | {m:.0} | {lo:.0}–{hi:.0} | {ratio} |{wire}",
             crate::config::format_size(block)
         );
     }
     md
+}
+
+/// The median of a point's bytes on the wire over the bytes its runs
+/// moved, or `–` when they were not counted.
+fn wire_ratio(
+    samples: &[Sample],
+    (mode, block, variant, degree): (&str, u64, &str, u32),
+) -> String {
+    let mut ratios: Vec<f64> = samples
+        .iter()
+        .filter(|s| {
+            let p = &s.point;
+            p.mode == mode && p.block == block && p.variant == variant && p.degree == degree
+        })
+        .filter_map(|s| Some(s.wire? as f64 / s.point.total as f64))
+        .collect();
+    if ratios.is_empty() {
+        "–".to_string()
+    } else {
+        format!("{:.2}", median(&mut ratios))
+    }
 }
 
 /// Renders bench-<mode>.png per mode with matplotlib.
