@@ -26,6 +26,18 @@ fn redio_job(args: &[String]) -> Output {
         .expect("run redio")
 }
 
+/// [`redio_job`] with `REDIO_PARITY_PROGRESS` set to `interval`.
+fn redio_job_with_progress(args: &[String], interval: &str) -> Output {
+    let _machine = launch_lock();
+    Command::new("timeout")
+        .args(["-k", "5", "90"])
+        .arg(redio_bin())
+        .args(args)
+        .env("REDIO_PARITY_PROGRESS", interval)
+        .output()
+        .expect("run redio")
+}
+
 /// Runs `redio parity OP` as an MPI job of `ranks` ranks on the rank
 /// directories of `replica` under `data` (`--root …/rank{rank}`).
 fn collective(op: &str, mpi: Mpi, data: &Path, replica: u32, ranks: u32) -> Output {
@@ -472,4 +484,57 @@ fn a_directory_in_place_of_a_lost_file_is_refused_before_anything_is_written() {
     assert!(report.contains(why), "{report}");
     assert!(report.contains("refused, nothing written"), "{report}");
     assert_eq!(listing(&dirs), listed, "nothing created or renamed");
+}
+
+/// A long collective job tells a batch user how far it got: rank 0's
+/// encode and the lost member's rebuild print progress lines (bytes, %,
+/// MB/s) through the launcher; with `off`, none.
+#[test]
+fn the_collective_job_prints_progress_of_encode_and_rebuild() {
+    let data = fresh_dir("pr-progress");
+    let dirs = rank_dirs(&data, 0, 2);
+    for (r, d) in dirs.iter().enumerate() {
+        std::fs::create_dir_all(d).unwrap();
+        let bytes: Vec<u8> = (0..1usize << 20).map(|i| (i * 13 + r) as u8).collect();
+        std::fs::write(d.join("ckpt.dat"), bytes).unwrap();
+    }
+    let root = format!("{}/r0/rank{{rank}}", data.display());
+    let job = |op: &str, extra: &[&str]| -> Vec<String> {
+        ["parity", op, "-n", "2", "--root", &root, "--piece", "65536"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let encode = job("encode", &["--scheme", "xor", "--groups", "node{rank}"]);
+    let o = redio_job_with_progress(&encode, "0");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("redio parity: rank 0: encoding set 0: 1.0 of 1.0 MiB (100%)"),
+        "rank 0 should report its encode to the end:\n{}",
+        text(&o)
+    );
+    assert!(
+        !text(&o).contains("rank 1: encoding"),
+        "one rank's lines are enough:\n{}",
+        text(&o)
+    );
+    let before = snapshot(&dirs);
+    lose(&data, 0, &[1]);
+    let o = redio_job_with_progress(&job("rebuild", &[]), "0");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("redio parity: set 0, member 1: rebuilding:")
+            && text(&o).contains("(100%)"),
+        "the rebuilding member should report its progress:\n{}",
+        text(&o)
+    );
+    assert_eq!(data_only(&snapshot(&dirs)), data_only(&before));
+    let o = redio_job_with_progress(&encode, "off");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        !text(&o).contains("encoding set"),
+        "REDIO_PARITY_PROGRESS=off prints no progress:\n{}",
+        text(&o)
+    );
 }

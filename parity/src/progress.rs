@@ -7,6 +7,37 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+/// Seconds between progress lines: `0` prints one per piece, `off` none.
+pub const INTERVAL_ENV: &str = "REDIO_PARITY_PROGRESS";
+
+/// Progress lines come this often unless [`INTERVAL_ENV`] says otherwise.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
+
+/// The interval between progress lines from [`INTERVAL_ENV`] (default
+/// [`DEFAULT_INTERVAL`]); None: no lines. A value that is neither a number
+/// of seconds nor `off` is reported and the default used.
+pub fn interval() -> Option<Duration> {
+    let Ok(text) = std::env::var(INTERVAL_ENV) else {
+        return Some(DEFAULT_INTERVAL);
+    };
+    if text.trim() == "off" {
+        return None;
+    }
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => {
+            Some(Duration::from_secs_f64(seconds))
+        }
+        _ => {
+            eprintln!(
+                "redio parity: {INTERVAL_ENV}={text:?} is not a number of seconds or `off`; \
+                 progress every {} s",
+                DEFAULT_INTERVAL.as_secs()
+            );
+            Some(DEFAULT_INTERVAL)
+        }
+    }
+}
+
 /// Receives every progress update: what, bytes done, bytes in all.
 pub type Reporter = Box<dyn Fn(&str, u64, u64) + Send + Sync>;
 

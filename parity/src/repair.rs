@@ -21,6 +21,7 @@ use crate::format::{self, Header};
 use crate::gf::kernel::best;
 use crate::offline::{finish_file, header_for, logical_reader, write_logical};
 use crate::partner;
+use crate::progress::Progress;
 use crate::ring::{Traffic, Transport};
 use crate::scheme::Scheme;
 use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
@@ -53,6 +54,9 @@ pub struct Local<'a> {
     pub prefix: &'a str,
     /// Piece size in bytes.
     pub piece: usize,
+    /// Print a progress line of what this member rebuilds at most this
+    /// often (batch jobs); None: silent.
+    pub progress: Option<std::time::Duration>,
 }
 
 /// What one step rebuilds at its rebuilder.
@@ -424,6 +428,17 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
         }
     };
     m.open_outputs(damage);
+    let mine: u64 = plan
+        .steps
+        .iter()
+        .filter(|s| s.to == local.me)
+        .map(|s| s.len)
+        .sum();
+    let mut progress = Progress::new(
+        format!("set {}, member {}: rebuilding", h.set_id, local.me),
+        mine,
+        local.progress.filter(|_| mine > 0),
+    );
     let piece = local.piece.max(1) as u64;
     let mut bufs = PieceBuffers::default();
     let (mut got, mut acc, mut answer) = (Vec::<Vec<u8>>::new(), Vec::new(), Vec::new());
@@ -494,6 +509,7 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
             if let Err(e) = result {
                 m.fail(e);
             }
+            progress.add(len);
         }
     }
     if plan.phase2 == plan.steps.len() && damage.lost_data[local.me] {
@@ -665,6 +681,7 @@ mod tests {
                             redundancy: s.redundancy[me].clone(),
                             prefix: "redio-parity",
                             piece,
+                            progress: None,
                         };
                         rebuild_member(&local, damage, &mut t)
                     })

@@ -129,15 +129,13 @@ fn fail(what: &str, e: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_ERROR)
 }
 
-/// Progress lines every 2 s on stderr when it is not a terminal (batch
-/// jobs); a bar otherwise (`progress_bar`).
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
-
 fn options(o: &Offline) -> Options {
     Options {
         prefix: o.prefix.clone(),
         piece: o.piece,
-        progress: Some(PROGRESS_EVERY),
+        // Lines on stderr when it is not a terminal (batch jobs), a bar
+        // otherwise (`progress_bar`).
+        progress: redio_parity::progress::interval(),
     }
 }
 
@@ -302,7 +300,9 @@ fn encode(e: &EncodeArgs) -> ExitCode {
     let opts = Options {
         prefix: e.place.prefix.clone(),
         piece: e.place.piece,
-        progress: Some(PROGRESS_EVERY),
+        // Lines on stderr when it is not a terminal (batch jobs), a bar
+        // otherwise (`progress_bar`).
+        progress: redio_parity::progress::interval(),
     };
     match offline::encode_job(scheme, e.set_size, &ranks, &opts) {
         Ok(sets) => {

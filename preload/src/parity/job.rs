@@ -111,6 +111,8 @@ fn encode(
         prefix: spec.prefix.clone(),
         piece: spec.piece,
         engine: protect::Engine::Ring,
+        // The ranks move in step: rank 0's lines tell the user enough.
+        progress: redio_parity::progress::interval().filter(|_| rank == 0),
     };
     let (line, good) = match protect::protect(comm.0, &req) {
         Ok(o) => (
@@ -516,6 +518,9 @@ fn check(
                 redundancy: usable.clone(),
                 prefix: &spec.prefix,
                 piece: spec.piece,
+                // Lines on stderr, through the launcher; only the members
+                // that rebuild have something to report.
+                progress: redio_parity::progress::interval(),
             };
             let mut t = MpiTransport::new(comm.0, set_of(h), me);
             rebuilt = repair::rebuild_member(&local, d, &mut t);

@@ -112,6 +112,8 @@ fn run(config: &Config, scheme: Scheme, selection: Result<Selection, String>) ->
             ParityEngine::Ring => protect::Engine::Ring,
             ParityEngine::ReduceScatter => protect::Engine::ReduceScatter,
         },
+        // Inside the application: its log says how long it took.
+        progress: None,
     };
     let started = Instant::now();
     match protect::protect(world::replica_world(), &req) {

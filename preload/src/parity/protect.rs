@@ -26,6 +26,7 @@ use redio_parity::gf::kernel::best;
 use redio_parity::logical_crc::LogicalCrc;
 use redio_parity::offline;
 use redio_parity::partner;
+use redio_parity::progress::Progress;
 use redio_parity::ring::{self, Traffic, Transport};
 use redio_parity::scheme::Scheme;
 use redio_parity::sets::build_sets;
@@ -58,6 +59,9 @@ pub struct Request {
     pub piece: usize,
     /// XOR / RS engine (the same on every rank).
     pub engine: Engine,
+    /// Print a progress line of this rank's encode at most this often
+    /// (the `redio parity encode` job); None: silent.
+    pub progress: Option<std::time::Duration>,
 }
 
 /// How XOR / RS parity travels.
@@ -275,9 +279,15 @@ fn write_file(
         _ => 0,
     };
     let mut file_crcs = LogicalCrc::new(&sizes, chunk);
+    let mut progress = Progress::new(
+        format!("rank {}: encoding set {set_id}", req.world_rank),
+        sizes.iter().sum(),
+        req.progress,
+    );
     let mut read_logical = |at: u64, buf: &mut [u8]| {
         reader.read_at(at, buf).map_err(|e| e.to_string())?;
         file_crcs.observe(at, buf);
+        progress.add(buf.len() as u64);
         Ok::<_, String>(())
     };
     let mut hashers = vec![crc32fast::Hasher::new(); header.payload.len()];
