@@ -371,6 +371,24 @@ fn settle_stale_parts(path: &std::path::Path, flags: i32) {
     }
 }
 
+/// The flags a replica other than the leader opens with, once the leader
+/// has opened with `flags`. One shared file: without `O_CREAT`, `O_EXCL`
+/// and `O_TRUNC`, which the leader's open applied once for all. A copy per
+/// replica (one server per replica): each replica creates and truncates
+/// its own copy as the leader did its own; `O_EXCL` becomes `O_TRUNC`,
+/// because the leader's success means the file is new, and a stale copy
+/// left on this replica's storage must not survive in it.
+fn follower_flags(flags: i32, per_replica: bool) -> i32 {
+    if !per_replica {
+        return flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
+    }
+    if flags & libc::O_EXCL != 0 {
+        (flags & !libc::O_EXCL) | libc::O_TRUNC
+    } else {
+        flags
+    }
+}
+
 /// Opens a shared file on every replica: the leader with the application's
 /// flags (so `O_CREAT`, `O_EXCL` and `O_TRUNC` act once), then the others
 /// without them. Returns this replica's descriptor and its file.
@@ -411,7 +429,7 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     let (fd, placeholder) = if leader {
         (leader_fd as i32, false)
     } else {
-        let follow = real_flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC);
+        let follow = follower_flags(real_flags, resolved.per_replica);
         // SAFETY: a NUL-terminated path.
         match unsafe { real::open(path.as_ptr(), follow, mode) } {
             fd if fd >= 0 => (fd, false),
