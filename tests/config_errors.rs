@@ -92,6 +92,7 @@ const CASES: &[Case] = &[
     case("rule that sets nothing", "version: 1\nio:\n  rules:\n    - path: /data/**\n", 4, 7, "io.rules[0]: the rule sets nothing (give at least one of read, write, chunk_size, readers, voting, on_mismatch)"),
     case("rule without path", "version: 1\nio:\n  rules:\n    - read: chained\n", 4, 7, "io.rules[0]: missing key \"path\""),
     case("bad remap placeholder", "version: 1\nremap:\n  - prefix: /scratch\n    to: /scratch/{node}/r{replica}\n", 4, 9, "remap[0].to: unknown placeholder \"{node}\" in \"/scratch/{node}/r{replica}\" (allowed: {replica}, {rank})"),
+    case("bad parity.dir placeholder", "version: 1\nparity:\n  dir: /p/{node}/r{rank}\n", 3, 8, "parity.dir: unknown placeholder \"{node}\" in \"/p/{node}/r{rank}\" (allowed: {replica}, {rank})"),
     case("relative remap prefix", "version: 1\nremap:\n  - prefix: scratch\n    to: /s/{replica}\n", 3, 13, "remap[0].prefix: \"scratch\" is not an absolute path (it must start with /)"),
     case("remap entry that is not a mapping", "version: 1\nremap:\n  - /a\n", 3, 5, "remap[0]: expected a mapping, found \"/a\""),
     case("null list item", "version: 1\nlocal:\n  paths: [/tmp, ~]\n", 3, 17, "local.paths[1]: expected an absolute path, found no value"),

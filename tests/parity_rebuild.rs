@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::parity::{contents, data_only, header, rank_dir, rank_dirs, snapshot, text, Case};
+use common::parity::{
+    contents, data_only, header, parity_dir, rank_dir, rank_dirs, snapshot, text, Case,
+};
 use common::{fresh_dir, launch_lock, redio_bin, Mpi};
 use redio_parity::format::{Header, TRAILER_MAGIC};
 use std::collections::BTreeMap;
@@ -537,4 +539,70 @@ fn the_collective_job_prints_progress_of_encode_and_rebuild() {
         "REDIO_PARITY_PROGRESS=off prints no progress:\n{}",
         text(&o)
     );
+}
+
+/// `parity.dir` keeps the redundancy files apart from the data: the run
+/// writes them there and nowhere else, and after a node loses both its
+/// data and its redundancy directory, `--parity-dir` lets the collective
+/// rebuild find the survivors' files and restore both.
+#[test]
+fn parity_dir_keeps_redundancy_files_apart_and_the_rebuild_restores_both() {
+    let mut case = Case::new("xor", 4, 4);
+    case.prefix = "pr";
+    case.parity_apart = true;
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 4);
+    let apart: Vec<PathBuf> = (0..4).map(|r| parity_dir(&data, 0, r)).collect();
+    for (r, d) in dirs.iter().enumerate() {
+        let beside: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".rdp"))
+            .collect();
+        assert!(
+            beside.is_empty(),
+            "rank {r}: a redundancy file beside the data"
+        );
+        assert_eq!(
+            header(&apart[r]).members.len(),
+            4,
+            "rank {r}: {}",
+            apart[r].display()
+        );
+    }
+    let job = |op: &str, with_dir: bool| {
+        let root = format!("{}/r0/rank{{rank}}", data.display());
+        let red = format!("{}/parity/r0/rank{{rank}}", data.display());
+        let mut args: Vec<String> = ["parity", op, "-n", "4", "--root", &root]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        if with_dir {
+            args.extend(["--parity-dir".to_string(), red]);
+        }
+        redio_job(&args)
+    };
+    let o = job("verify", true);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Without the directory the job finds no redundancy file: not healthy.
+    let o = job("verify", false);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    let before = snapshot(&dirs);
+    let before_red = snapshot(&apart);
+    lose(&data, 0, &[2]);
+    std::fs::remove_dir_all(&apart[2]).unwrap();
+    let o = job("rebuild", true);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        data_only(&snapshot(&dirs)),
+        data_only(&before),
+        "data, modes, mtimes"
+    );
+    assert_eq!(
+        contents(&snapshot(&apart)),
+        contents(&before_red),
+        "redundancy files"
+    );
+    let o = job("verify", true);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

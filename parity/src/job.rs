@@ -52,6 +52,9 @@ pub struct JobSpec {
     /// Encode only: failure-group template (`{rank}` expanded); empty: the
     /// host name.
     pub group: String,
+    /// Directory of each rank's redundancy file (`{rank}` expanded); empty:
+    /// the rank's root.
+    pub parity_dir: String,
 }
 
 /// The placeholder of a root or group template.
@@ -73,6 +76,17 @@ impl JobSpec {
         Ok(PathBuf::from(text))
     }
 
+    /// Where logical rank `rank` keeps its redundancy file: the
+    /// `parity_dir` template, or its root.
+    pub fn redundancy_dir_of(&self, rank: u32, size: u32) -> Result<PathBuf, String> {
+        if self.parity_dir.is_empty() {
+            return self.root_of(rank, size);
+        }
+        Ok(PathBuf::from(
+            self.parity_dir.replace(RANK_PLACEHOLDER, &rank.to_string()),
+        ))
+    }
+
     /// The command-line words that carry this spec.
     pub fn to_args(&self) -> Vec<String> {
         let mut out = vec![
@@ -82,6 +96,7 @@ impl JobSpec {
             format!("scheme={}", self.scheme),
             format!("set_size={}", self.set_size),
             format!("group={}", self.group),
+            format!("parity_dir={}", self.parity_dir),
         ];
         out.extend(self.roots.iter().map(|r| format!("root={r}")));
         out
@@ -97,6 +112,7 @@ impl JobSpec {
             scheme: "xor".into(),
             set_size: 8,
             group: String::new(),
+            parity_dir: String::new(),
         };
         let mut op = None;
         for a in args {
@@ -115,6 +131,7 @@ impl JobSpec {
                 "scheme" => spec.scheme = v.into(),
                 "set_size" => spec.set_size = number(v)?,
                 "group" => spec.group = v.into(),
+                "parity_dir" => spec.parity_dir = v.into(),
                 "root" => spec.roots.push(v.into()),
                 _ => return Err(format!("unknown worker argument {k}")),
             }
@@ -141,10 +158,25 @@ mod tests {
             scheme: "rs:2".into(),
             set_size: 4,
             group: "node{rank}".into(),
+            parity_dir: String::new(),
         };
         let back = JobSpec::from_args(&spec.to_args()).unwrap();
         assert_eq!(back, spec);
         assert_eq!(back.root_of(3, 8).unwrap(), PathBuf::from("/l/ck=pt/rank3"));
+        assert_eq!(
+            back.redundancy_dir_of(3, 8).unwrap(),
+            PathBuf::from("/l/ck=pt/rank3"),
+            "no parity dir: the root"
+        );
+        let apart = JobSpec {
+            parity_dir: "/p/r{rank}".into(),
+            ..spec.clone()
+        };
+        assert_eq!(JobSpec::from_args(&apart.to_args()).unwrap(), apart);
+        assert_eq!(
+            apart.redundancy_dir_of(2, 8).unwrap(),
+            PathBuf::from("/p/r2")
+        );
         let two = JobSpec {
             roots: vec!["/a".into(), "/b".into()],
             ..spec

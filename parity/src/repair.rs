@@ -46,6 +46,9 @@ pub struct Local<'a> {
     pub me: usize,
     /// This member's root directory.
     pub root: &'a Path,
+    /// Where this member's redundancy file goes (its root, unless the run
+    /// kept redundancy files apart).
+    pub redundancy_dir: &'a Path,
     /// Indices of this member's damaged files.
     pub damaged: &'a [usize],
     /// This member's usable redundancy file and its payload offset.
@@ -363,9 +366,16 @@ impl Member<'_> {
         if d.lost_red[l.me] {
             let header = header_for(h, l.me);
             let hlen = header.encode().len() as u64;
-            let path = l.root.join(format::file_name(l.prefix, h.set_id, l.me));
-            let made =
-                files::create_dirs_in_root(l.root, l.root).and_then(|()| AtomicFile::create(&path));
+            let dir = l.redundancy_dir;
+            let path = dir.join(format::file_name(l.prefix, h.set_id, l.me));
+            // A directory apart from the data was named by the user, not by
+            // a header: no escape to guard against.
+            let made = if dir == l.root {
+                files::create_dirs_in_root(l.root, l.root)
+            } else {
+                std::fs::create_dir_all(dir)
+            };
+            let made = made.and_then(|()| AtomicFile::create(&path));
             match made {
                 Ok(o) => {
                     let n = header.payload.len();
@@ -677,6 +687,7 @@ mod tests {
                             header: h,
                             me,
                             root: &s.roots[me],
+                            redundancy_dir: &s.roots[me],
                             damaged: &s.damaged_files[me],
                             redundancy: s.redundancy[me].clone(),
                             prefix: "redio-parity",

@@ -72,6 +72,10 @@ pub struct Offline {
     /// logical rank (e.g. `/scratch/local/ckpt/r0/rank{rank}`), instead of DIRs.
     #[arg(long, conflicts_with = "dirs")]
     pub root: Option<String>,
+    /// MPI job: the directory of each rank's redundancy file, `{rank}`
+    /// replaced (as `parity.dir` of the run); default: the rank's root.
+    #[arg(long, conflicts_with = "offline")]
+    pub parity_dir: Option<String>,
     /// MPI job: MPI implementation to launch with (default: $REDIO_MPI, else mpich).
     #[arg(long, value_enum)]
     pub mpi: Option<Flavour>,

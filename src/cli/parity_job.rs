@@ -76,6 +76,15 @@ fn spec_of(
         ));
     }
     let (scheme, set_size, group) = encode.unwrap_or(("xor".into(), 8, String::new()));
+    let parity_dir = match &place.parity_dir {
+        // Absolute: the workers may start in another directory.
+        Some(d) => std::env::current_dir()
+            .map_err(|e| e.to_string())?
+            .join(d)
+            .display()
+            .to_string(),
+        None => String::new(),
+    };
     let spec = JobSpec {
         op,
         roots,
@@ -84,6 +93,7 @@ fn spec_of(
         scheme,
         set_size,
         group,
+        parity_dir,
     };
     Ok((spec, ranks))
 }

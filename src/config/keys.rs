@@ -166,7 +166,7 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(parity.when, Choice::<ParityWhen>::new()),
         scalar!(parity.failure_group, Opt(Template)),
         scalar!(parity.engine, Choice::<ParityEngine>::new()),
-        scalar!(parity.dir, Opt(FilePath)),
+        scalar!(parity.dir, Opt(Template)),
         scalar!(log.level, Choice::<LogLevel>::new()),
         scalar!(log.file, Opt(Template)),
     ]

@@ -412,9 +412,11 @@ replication:
         assert_eq!(config.log.file.as_deref(), Some("/tmp/r{replica}.log"));
         assert_eq!(config.replication.degree, 2);
         // Values of REDIO_* variables are taken literally.
-        let env = |name: &str| (name == "REDIO_PARITY_DIR").then(|| "/x/${SCRATCH}".to_string());
+        let env = |name: &str| {
+            (name == "REDIO_FAULTS_HEARTBEAT_DIR").then(|| "/x/${SCRATCH}".to_string())
+        };
         let config = Config::from_yaml_str("version: 1\n", "i.yaml", &env).unwrap();
-        assert_eq!(config.parity.dir, Some("/x/${SCRATCH}".into()));
+        assert_eq!(config.faults.heartbeat_dir, Some("/x/${SCRATCH}".into()));
     }
 
     #[test]

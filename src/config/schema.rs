@@ -367,9 +367,10 @@ pub struct Parity {
     pub failure_group: Option<String>,
     /// How XOR / RS parity travels between ranks.
     pub engine: ParityEngine,
-    /// Where redundancy files go; beside the data files when unset.
+    /// Where each rank's redundancy file goes (a template with `{rank}`
+    /// and `{replica}`); the root of its files when unset.
     #[serde(serialize_with = "emit::escaped_opt")]
-    pub dir: Option<PathBuf>,
+    pub dir: Option<String>,
 }
 
 impl Default for Parity {

@@ -35,6 +35,9 @@ pub struct Case {
     pub engine: Option<&'static str>,
     /// Directory name prefix (one per test binary: scratch is shared).
     pub prefix: &'static str,
+    /// `parity.dir` keeps each rank's redundancy file apart from its data,
+    /// under [`parity_dir`].
+    pub parity_apart: bool,
 }
 
 impl Case {
@@ -51,6 +54,7 @@ impl Case {
             at_barriers: false,
             engine: None,
             prefix: "pm",
+            parity_apart: false,
         }
     }
 
@@ -81,7 +85,7 @@ impl Case {
                 ""
             },
             self.engine.map(|e| format!("-{e}")).unwrap_or_default()
-        )
+        ) + if self.parity_apart { "-apart" } else { "" }
     }
 
     /// Runs the application; returns the base directory.
@@ -104,13 +108,18 @@ impl Case {
         std::fs::create_dir_all(&data).unwrap();
         let config = base.join("redio.yaml");
         let d = data.display();
+        let parity_dir = if self.parity_apart {
+            format!("\n  dir: \"{d}/parity/r{{replica}}/rank{{rank}}\"")
+        } else {
+            String::new()
+        };
         std::fs::write(
             &config,
             format!(
                 "version: 1\nlocal:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
                  {}when: {}\n  failure_group: \"node{{rank}}\"\n  files:\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/*.dat\"\n    - \
-                 \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\n  engine: {}\nlog:\n  level: info\n",
+                 \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\n  engine: {}{parity_dir}\nlog:\n  level: info\n",
                 self.scheme,
                 self.set_size,
                 rs_parity,
@@ -140,6 +149,12 @@ impl Case {
         job.assert_success();
         (data, job.ranks.values().cloned().collect())
     }
+}
+
+/// Where rank `rank` of replica `replica` keeps its redundancy file when
+/// [`Case::parity_apart`].
+pub fn parity_dir(data: &Path, replica: u32, rank: u32) -> PathBuf {
+    data.join(format!("parity/r{replica}/rank{rank}"))
 }
 
 /// The directory of logical rank `rank` of replica `replica`.

@@ -56,9 +56,13 @@ pub fn run(comm: ffi::MPI_Comm, spec: &JobSpec) -> Result<Report, String> {
     let own = OwnComm::dup(comm)?;
     let (rank, size) = rank_and_size(own.0)?;
     let root = spec.root_of(rank as u32, size as u32);
+    // Fails only when the root does (then unused).
+    let red_dir = spec
+        .redundancy_dir_of(rank as u32, size as u32)
+        .unwrap_or_default();
     match spec.op {
-        Operation::Encode => encode(&own, spec, root, rank),
-        Operation::Verify | Operation::Rebuild => check(&own, spec, root, rank, size),
+        Operation::Encode => encode(&own, spec, root, &red_dir, rank),
+        Operation::Verify | Operation::Rebuild => check(&own, spec, root, &red_dir, rank, size),
     }
 }
 
@@ -83,6 +87,7 @@ fn encode(
     comm: &OwnComm,
     spec: &JobSpec,
     root: Result<PathBuf, String>,
+    red_dir: &Path,
     rank: usize,
 ) -> Result<Report, String> {
     let scheme = Scheme::parse(&spec.scheme).map_err(|e| e.to_string());
@@ -104,6 +109,7 @@ fn encode(
         scheme: scheme.unwrap_or(Scheme::Single),
         set_size: spec.set_size,
         root: root.unwrap_or_default(),
+        redundancy_dir: red_dir.to_path_buf(),
         files: files.unwrap_or_default(),
         group,
         host,
@@ -141,9 +147,9 @@ fn encode(
 /// its header or why it is unreadable.
 type Found = (u32, usize, PathBuf, Result<Parsed, String>);
 
-/// The redundancy files in `root` (every one, whatever its owner).
-fn found_in(root: &Path, prefix: &str) -> Vec<Found> {
-    let mut names: Vec<String> = std::fs::read_dir(root)
+/// The redundancy files in `dir` (every one, whatever its owner).
+fn found_in(dir: &Path, prefix: &str) -> Vec<Found> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
@@ -153,7 +159,7 @@ fn found_in(root: &Path, prefix: &str) -> Vec<Found> {
         .into_iter()
         .filter_map(|n| {
             let (set, member) = parse_name(&n, prefix)?;
-            let path = root.join(&n);
+            let path = dir.join(&n);
             let parsed = read_header(&path);
             Some((set, member, path, parsed))
         })
@@ -226,11 +232,12 @@ fn assess_mine(
     comm: &OwnComm,
     spec: &JobSpec,
     root: &Result<PathBuf, String>,
+    red_dir: &Path,
     rank: usize,
     size: usize,
 ) -> Result<(Mine, BTreeMap<u32, Header>), String> {
     let found = match root {
-        Ok(r) => found_in(r, &spec.prefix),
+        Ok(_) => found_in(red_dir, &spec.prefix),
         Err(_) => Vec::new(),
     };
     // This rank's own headers only: in a directory shared by all ranks,
@@ -288,7 +295,7 @@ fn assess_mine(
         mine.findings.push(format!(
             "rank {rank}: {}: no surviving redundancy file names this rank (its set lost every \
              redundancy file?)",
-            root.display()
+            red_dir.display()
         ));
         return Ok((mine, refs));
     };
@@ -326,7 +333,7 @@ fn assess_mine(
             mine.status.error = true;
         }
     }
-    let want = root.join(file_name(&spec.prefix, h.set_id, me));
+    let want = red_dir.join(file_name(&spec.prefix, h.set_id, me));
     let mut usable = None;
     match found.iter().find(|(s, m, _, _)| *s == h.set_id && *m == me) {
         None => mine.findings.push(format!(
@@ -415,10 +422,11 @@ fn check(
     comm: &OwnComm,
     spec: &JobSpec,
     root: Result<PathBuf, String>,
+    red_dir: &Path,
     rank: usize,
     size: usize,
 ) -> Result<Report, String> {
-    let (mine, refs) = assess_mine(comm, spec, &root, rank, size)?;
+    let (mine, refs) = assess_mine(comm, spec, &root, red_dir, rank, size)?;
     let statuses: Vec<Status> = allgather_bytes(comm.0, &mine.status.encode())?
         .iter()
         .map(|b| Status::decode(b))
@@ -514,6 +522,7 @@ fn check(
                 header: h,
                 me,
                 root,
+                redundancy_dir: red_dir,
                 damaged,
                 redundancy: usable.clone(),
                 prefix: &spec.prefix,

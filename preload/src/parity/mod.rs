@@ -97,11 +97,16 @@ fn run(config: &Config, scheme: Scheme, selection: Result<Selection, String>) ->
             Some(e),
         ),
     };
+    let redundancy_dir = match &config.parity.dir {
+        Some(t) => PathBuf::from(expand_placeholders(t, replica, rank)),
+        None => selection.root.clone(),
+    };
     let req = protect::Request {
         refused,
         scheme,
         set_size: config.parity.set_size as usize,
         root: selection.root,
+        redundancy_dir,
         files: selection.files,
         group,
         host,

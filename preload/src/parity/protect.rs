@@ -43,8 +43,11 @@ pub struct Request {
     pub scheme: Scheme,
     /// Wanted members per set (the same on every rank).
     pub set_size: usize,
-    /// Directory the files are relative to; the redundancy file goes here.
+    /// Directory the files are relative to.
     pub root: PathBuf,
+    /// Where the redundancy file goes (`parity.dir`, else `root`); created
+    /// if missing.
+    pub redundancy_dir: PathBuf,
     /// This rank's files, relative to `root`, in logical-file order.
     pub files: Vec<String>,
     /// This rank's failure group.
@@ -264,8 +267,12 @@ fn write_file(
     let template = offline::template_header(req.scheme, set_id, set_count, logical_ranks, metas);
     let mut header = offline::header_for(&template, me);
     let hlen = header.encode().len() as u64;
-    let path = req.root.join(format::file_name(&req.prefix, set_id, me));
+    let path = req
+        .redundancy_dir
+        .join(format::file_name(&req.prefix, set_id, me));
     let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    std::fs::create_dir_all(&req.redundancy_dir)
+        .map_err(|e| format!("{}: {e}", req.redundancy_dir.display()))?;
     let out = AtomicFile::create(&path).map_err(io)?;
     let sources: Vec<(PathBuf, u64)> = template.members[me]
         .files
