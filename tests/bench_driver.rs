@@ -248,3 +248,35 @@ fn bad_arguments_are_refused_with_the_reason() {
     assert!(parity("raid5", "4").contains("use single, partner:C, xor or rs:K"));
     assert!(parity("xor", "1").contains("at least 2"));
 }
+
+/// `--read ''` measures writes alone (no seed file, no read rows).
+#[test]
+fn an_empty_protocol_list_skips_that_mode() {
+    let (rows, _, out) = family(
+        "protocols",
+        &[
+            "--read",
+            "",
+            "--write",
+            "simple",
+            "--degrees",
+            "2",
+            "--blocks",
+            "64KiB",
+            "--total",
+            "256KiB",
+            "--reps",
+            "1",
+        ],
+    );
+    assert_eq!(
+        kinds(&rows),
+        [
+            ("write".to_string(), "none".to_string()),
+            ("write".to_string(), "simple".to_string())
+        ],
+        "{rows:?}"
+    );
+    assert_png(&out, "bench-write.png");
+    assert!(!out.join("bench-read.png").exists());
+}

@@ -22,6 +22,11 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
     let seed = config(args, plan, "seed", "none", "none")?;
     let mut samples = Vec::new();
     for (mode, protocols) in [("write", &args.write), ("read", &args.read)] {
+        // `--read ''` (or `--write ''`) measures the other mode alone.
+        let protocols: Vec<&String> = protocols.iter().filter(|p| !p.is_empty()).collect();
+        if protocols.is_empty() {
+            continue;
+        }
         if mode == "read" {
             // Every read needs the whole file on every replica's storage
             // (with a server per replica, the write protocols left parts
@@ -46,7 +51,7 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                 total,
             };
             let mut points = vec![point("none", 1)];
-            for protocol in protocols {
+            for protocol in &protocols {
                 points.extend(args.degrees.iter().map(|&d| point(protocol, d)));
             }
             samples.extend(interleaved(args.reps, &points, |p| {
@@ -78,6 +83,13 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                 Ok(Measured { seconds, wire })
             })?);
         }
+    }
+    // The benchmark file (up to the largest block) must not stay on the
+    // user's storage.
+    let mut dirs = vec![plan.dir.clone()];
+    dirs.extend(plan.storage(args));
+    for dir in dirs {
+        let _ = std::fs::remove_file(dir.join("bench.0"));
     }
     Ok(samples)
 }
