@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """One Markdown table from the results of benches/emulated_sweep.sh: per
 operation, protocol and degree, the median throughput relative to None at
-r=1 of the same run, for every topology and block size of one kind.
+r=1 of the same run, for every topology and block size of one kind. With
+--wire: the median bytes on the wire over the file's bytes instead (runs
+made with `redio bench --traffic`).
 
-Usage: benches/sweep_table.py KIND [DIR]   (DIR: target/bench-emulated)
+Usage: benches/sweep_table.py KIND [DIR] [--wire]   (DIR: target/bench-emulated)
 """
 import csv
 import os
@@ -20,9 +22,12 @@ def size(n):
 
 
 def main():
-    kind = sys.argv[1]
-    root = sys.argv[2] if len(sys.argv) > 2 else "target/bench-emulated"
+    wire = "--wire" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--wire"]
+    kind = args[0]
+    root = args[1] if len(args) > 1 else "target/bench-emulated"
     rates = defaultdict(list)
+    wires = defaultdict(list)
     columns = []
     for topology in ("shared", "separate"):
         path = os.path.join(root, f"{kind}-{topology}", "results.csv")
@@ -33,10 +38,15 @@ def main():
                 block = int(row["block"])
                 key = (row["mode"], row["protocol"], int(row["degree"]))
                 rates[(topology, block) + key].append(float(row["mib_per_s"]))
+                if row.get("wire_bytes"):
+                    wires[(topology, block) + key].append(int(row["wire_bytes"]) / int(row["total"]))
                 if (topology, block) not in columns:
                     columns.append((topology, block))
     columns.sort(key=lambda c: (c[0] != "shared", c[1]))
-    rows = sorted({k[2:] for k in rates if k[3] != "none"}, key=lambda k: (k[0] != "write", k[1], k[2]))
+    if wire:
+        rates = wires
+        columns = [c for c in columns if any(k[:2] == c for k in wires)]
+    rows = sorted({k[2:] for k in rates if wire or k[3] != "none"}, key=lambda k: (k[0] != "write", k[1], k[2]))
     label = {"shared": "one server", "separate": "a server per replica"}
     print("| operation | protocol | r | " + " | ".join(f"{label[t]}: {size(b)}" for t, b in columns) + " |")
     print("|---|---|---|" + "---|" * len(columns))
@@ -44,10 +54,10 @@ def main():
         cells = []
         for topology, block in columns:
             mine = rates.get((topology, block, mode, protocol, degree))
-            base = rates.get((topology, block, mode, "none", 1))
+            base = [1.0] if wire else rates.get((topology, block, mode, "none", 1))
             cells.append(f"{statistics.median(mine) / statistics.median(base):.2f}" if mine and base else "–")
         print(f"| {mode} | {protocol} | {degree} | " + " | ".join(cells) + " |")
-    for topology, block in columns:
+    for topology, block in [] if wire else columns:
         base = rates.get((topology, block, "write", "none", 1), []) + rates.get((topology, block, "read", "none", 1), [])
         if base:
             print(f"\nNone r=1, {label[topology]}, {size(block)}: {min(base):.0f}–{max(base):.0f} MiB/s", end="")
