@@ -606,3 +606,13 @@ fn parity_dir_keeps_redundancy_files_apart_and_the_rebuild_restores_both() {
     let o = job("verify", true);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// Open MPI 5 (ULFM): the protect step at `MPI_Finalize` and the
+/// collective verify and rebuild jobs, as with the other MPIs.
+#[test]
+fn open_mpi5_parity_at_finalize_and_collective_rebuild() {
+    let mut case = Case::new("xor", 4, 4);
+    case.prefix = "pr";
+    case.mpi = Mpi::OpenMpi5;
+    check(&case);
+}
