@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{compile, fresh_dir, Launch, Mpi};
+use common::{compile, fresh_dir, Job, Launch, Mpi};
 use std::path::{Path, PathBuf};
 
 /// Bytes per file: several chunks and an odd tail.
@@ -28,11 +28,31 @@ fn expected(rank: u32, i: usize) -> u8 {
 /// `mode`; before the run, `stale` writes a longer file of 0xEE bytes into
 /// the copies of the replicas it names. Returns the copies directory.
 fn run(name: &str, degree: u32, write: &str, mode: &str, stale: &[u32]) -> PathBuf {
+    let (copies, job) = launch(name, degree, write, mode, stale, None);
+    job.assert_success();
+    assert!(
+        !job.stderr.contains("placeholder"),
+        "{name}: a replica could not open its own copy:\n{}",
+        job.stderr
+    );
+    copies
+}
+
+/// [`run`] without the checks, and with the storage directory of replica
+/// `missing` not created.
+fn launch(
+    name: &str,
+    degree: u32,
+    write: &str,
+    mode: &str,
+    stale: &[u32],
+    missing: Option<u32>,
+) -> (PathBuf, Job) {
     let root = fresh_dir(&format!("per-replica-{name}"));
     let app = root.join("app");
     let copies = root.join("copies");
     std::fs::create_dir_all(&app).unwrap();
-    for replica in 0..degree {
+    for replica in (0..degree).filter(|&r| Some(r) != missing) {
         std::fs::create_dir_all(copies.join(format!("r{replica}"))).unwrap();
     }
     for &replica in stale {
@@ -63,13 +83,7 @@ fn run(name: &str, degree: u32, write: &str, mode: &str, stale: &[u32]) -> PathB
         ])
         .timeout(60)
         .run();
-    job.assert_success();
-    assert!(
-        !job.stderr.contains("placeholder"),
-        "{name}: a replica could not open its own copy:\n{}",
-        job.stderr
-    );
-    copies
+    (copies, job)
 }
 
 fn copy_path(copies: &Path, replica: u32, rank: u32) -> PathBuf {
@@ -148,5 +162,33 @@ fn distributed_write_puts_every_byte_in_exactly_one_replicas_copy() {
                 );
             }
         }
+    }
+}
+
+/// A replica whose storage lacks the directory cannot create its copy:
+/// the open fails with ENOENT on every replica (its share of the data
+/// would otherwise be lost), as the program reports from each of them.
+#[test]
+fn an_open_that_fails_on_one_replicas_storage_fails_on_every_replica() {
+    let degree = 2;
+    let (copies, job) = launch("missing", degree, "distributed", "trunc", &[], Some(1));
+    assert_eq!(
+        job.code,
+        Some(3),
+        "the program should see its open fail:\n{}",
+        job.stderr
+    );
+    let app = copies.parent().unwrap().join("app");
+    for rank in 0..RANKS {
+        let line = format!(
+            "open {}: No such file or directory",
+            app.join(format!("copy.{rank}")).display()
+        );
+        let seen = job.stderr.matches(&line).count();
+        assert_eq!(
+            seen, degree as usize,
+            "every replica of rank {rank} should report `{line}`:\n{}",
+            job.stderr
+        );
     }
 }

@@ -25,8 +25,11 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/copy.%d", argv[1], rank);
     int fd = open(path, flags, 0644);
     if (fd < 0) {
+        /* Every replica must see the same failure: report it and end
+         * normally (no abort, which could cut the others' reports short). */
         fprintf(stderr, "open %s: %s\n", path, strerror(errno));
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_Finalize();
+        return 3;
     }
     char *buffer = malloc(block);
     for (size_t at = 0; at < size; at += block) {

@@ -197,6 +197,34 @@ fn on_leader(op: Operation, mut operation: impl FnMut() -> Reply) -> (Reply, boo
     })
 }
 
+/// Agrees on a call every replica made on its own copy of a file (one
+/// server per replica): the first failure in replica order, the same on
+/// every replica, or success when all succeeded.
+fn agree_on_outcome(op: Operation, mine: Outcome<()>) -> Outcome<()> {
+    if !route::active() {
+        return mine;
+    }
+    let seq = next_seq();
+    let what = op.kind.clone();
+    failover::run(
+        seq,
+        &op,
+        |e| report_link(&what, e),
+        |link| {
+            agree_on_operation(link, seq, &op)?;
+            link.set_deadline(deadline());
+            let errno: Errno = mine.err().unwrap_or(0);
+            let all = link.exchange_all(tag(seq, Step::Result), &errno.to_le_bytes())?;
+            let first = all
+                .iter()
+                .filter_map(|b| b.first_chunk::<4>().map(|e| i32::from_le_bytes(*e)))
+                .find(|&e| e != 0);
+            Ok(first.map_or(Ok(()), Err))
+        },
+    )
+    .and_then(|agreed| agreed)
+}
+
 /// The deadline of a wait once every replica announced the operation
 /// (`faults.timeout`). With heartbeats a dead peer on another node is
 /// found after `faults.timeout` without a beat, and fails over: the
@@ -433,6 +461,9 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
         // SAFETY: a NUL-terminated path.
         match unsafe { real::open(path.as_ptr(), follow, mode) } {
             fd if fd >= 0 => (fd, false),
+            // Its own copy: without it this replica's share of the data
+            // would be lost; the open fails on every replica (below).
+            _ if resolved.per_replica => (-errno(), false),
             _ => {
                 let why = std::io::Error::last_os_error();
                 crate::log!(
@@ -447,6 +478,23 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
             }
         }
     };
+    if resolved.per_replica {
+        let mine = if fd < 0 { Err(-fd) } else { Ok(()) };
+        let agreed = agree_on_outcome(operation("open", resolved.app_path.display(), 1, 0), mine);
+        if let Err(errno) = agreed {
+            if fd >= 0 {
+                // SAFETY: this replica's own descriptor, not handed out.
+                unsafe { real::close(fd) };
+            }
+            crate::log!(
+                Error,
+                "{}: a replica cannot open its own copy (errno {errno}); the open fails on \
+                 every replica",
+                resolved.path.display()
+            );
+            return Err(errno);
+        }
+    }
     let FileSettings {
         read,
         write,
