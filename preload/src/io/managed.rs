@@ -162,30 +162,21 @@ fn on_leader(op: Operation, mut operation: impl FnMut() -> Reply) -> (Reply, boo
     if !route::active() {
         return (operation(), membership::is_leader());
     }
-    let seq = next_seq();
-    let what = op.kind.clone();
-    let result = failover::run(
-        seq,
-        &op,
-        |e| report_link(&what, e),
-        |link| {
-            agree_on_operation(link, seq, &op)?;
-            link.set_deadline(deadline());
-            faults::maybe_die(seq);
-            let step = tag(seq, Step::Result);
-            if link.me() == 0 {
-                let reply = forgive_redo(&op, operation());
-                faults::after_call(seq);
-                link.send_to_others(step, &reply.encode())?;
-                Ok((reply, true))
-            } else {
-                let bytes = link.recv(0, step)?;
-                Reply::decode(&bytes)
-                    .map(|reply| (reply, false))
-                    .map_err(Stop::Errno)
-            }
-        },
-    );
+    let result = coordinated(&op, |link, seq| {
+        faults::maybe_die(seq);
+        let step = tag(seq, Step::Result);
+        if link.me() == 0 {
+            let reply = forgive_redo(&op, operation());
+            faults::after_call(seq);
+            link.send_to_others(step, &reply.encode())?;
+            Ok((reply, true))
+        } else {
+            let bytes = link.recv(0, step)?;
+            Reply::decode(&bytes)
+                .map(|reply| (reply, false))
+                .map_err(Stop::Errno)
+        }
+    });
     result.unwrap_or_else(|errno| {
         (
             Reply {
@@ -204,25 +195,37 @@ fn agree_on_outcome(op: Operation, mine: Outcome<()>) -> Outcome<()> {
     if !route::active() {
         return mine;
     }
+    coordinated(&op, |link, seq| {
+        let errno: Errno = mine.err().unwrap_or(0);
+        let all = link.exchange_all(tag(seq, Step::Result), &errno.to_le_bytes())?;
+        let first = all
+            .iter()
+            .filter_map(|b| b.first_chunk::<4>().map(|e| i32::from_le_bytes(*e)))
+            .find(|&e| e != 0);
+        Ok(first.map_or(Ok(()), Err))
+    })
+    .and_then(|agreed| agreed)
+}
+
+/// Runs `step` as the next coordinated operation `op`: every replica
+/// announces it (a divergence fails it), waits at most the deadline, and
+/// fails over when a member dies. `step` gets the link and the sequence
+/// number.
+fn coordinated<T>(
+    op: &Operation,
+    mut step: impl FnMut(&mut MpiLink, u64) -> Result<T, Stop>,
+) -> Result<T, Errno> {
     let seq = next_seq();
-    let what = op.kind.clone();
     failover::run(
         seq,
-        &op,
-        |e| report_link(&what, e),
+        op,
+        |e| report_link(&op.kind, e),
         |link| {
-            agree_on_operation(link, seq, &op)?;
+            agree_on_operation(link, seq, op)?;
             link.set_deadline(deadline());
-            let errno: Errno = mine.err().unwrap_or(0);
-            let all = link.exchange_all(tag(seq, Step::Result), &errno.to_le_bytes())?;
-            let first = all
-                .iter()
-                .filter_map(|b| b.first_chunk::<4>().map(|e| i32::from_le_bytes(*e)))
-                .find(|&e| e != 0);
-            Ok(first.map_or(Ok(()), Err))
+            step(link, seq)
         },
     )
-    .and_then(|agreed| agreed)
 }
 
 /// The deadline of a wait once every replica announced the operation
