@@ -86,12 +86,18 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
     }
     // The benchmark file (up to the largest block) must not stay on the
     // user's storage.
-    let mut dirs = vec![plan.dir.clone()];
-    dirs.extend(plan.storage(args));
-    for dir in dirs {
+    for dir in every_dir(args, plan) {
         let _ = std::fs::remove_file(dir.join("bench.0"));
     }
     Ok(samples)
+}
+
+/// `--dir` and every storage directory behind it: the paths the runs'
+/// configurations declare shared, and where the benchmark file lands.
+fn every_dir(args: &BenchArgs, plan: &Plan) -> Vec<PathBuf> {
+    let mut dirs = vec![plan.dir.clone()];
+    dirs.extend(plan.storage(args));
+    dirs
 }
 
 /// The storage's (received, sent) byte counters from `--traffic`, if given.
@@ -123,9 +129,7 @@ fn config(
     write: &str,
 ) -> Result<PathBuf, String> {
     let mut yaml = String::from("version: 1\nshared:\n  paths:\n");
-    let mut dirs = vec![plan.dir.clone()];
-    dirs.extend(plan.storage(args));
-    for dir in dirs {
+    for dir in every_dir(args, plan) {
         let _ = writeln!(yaml, "    - {:?}", dir.display().to_string());
     }
     if let Some(template) = &plan.replica_dir {
