@@ -184,22 +184,13 @@ fn table(family: Family, samples: &[Sample]) -> String {
         }
     }
     points.sort_by_key(|p| (p.0 != "write", p.0, p.1));
-    let rates = |mode: &str, block: u64, variant: &str, degree: Option<u32>| -> Vec<f64> {
-        samples
-            .iter()
-            .map(|s| &s.point)
-            .zip(samples.iter().map(|s| s.seconds))
-            .filter(|(p, _)| {
-                p.mode == mode
-                    && p.block == block
-                    && p.variant == variant
-                    && degree.is_none_or(|d| p.degree == d)
-            })
-            .map(|(p, seconds)| mib_per_s(p.total, seconds))
+    let rates = |mode: &str, block: u64, variant: &str, degree: u32| -> Vec<f64> {
+        runs_of(samples, (mode, block, variant, degree))
+            .map(|s| mib_per_s(s.point.total, s.seconds))
             .collect()
     };
     for (mode, block, variant, degree) in points {
-        let mut mine = rates(mode, block, variant, Some(degree));
+        let mut mine = rates(mode, block, variant, degree);
         let (lo, hi) = mine
             .iter()
             .fold((f64::MAX, 0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
@@ -207,7 +198,7 @@ fn table(family: Family, samples: &[Sample]) -> String {
         // The baseline runs at degree 1 (None at r = 1: a sweep may also
         // measure None at higher degrees).
         let mut base = match baseline(family, mode).0 {
-            Some(variant) => rates(mode, block, variant, Some(1)),
+            Some(variant) => rates(mode, block, variant, 1),
             None => Vec::new(),
         };
         let ratio = if base.is_empty() {
@@ -229,18 +220,24 @@ fn table(family: Family, samples: &[Sample]) -> String {
     md
 }
 
-/// The median of a point's bytes on the wire over the bytes its runs
+/// Which runs a table cell summarises: mode, block, variant and degree.
+type Cell<'a> = (&'a str, u64, &'a str, u32);
+
+/// The runs of one cell.
+fn runs_of<'a>(
+    samples: &'a [Sample],
+    (mode, block, variant, degree): Cell<'a>,
+) -> impl Iterator<Item = &'a Sample> {
+    samples.iter().filter(move |s| {
+        let p = &s.point;
+        p.mode == mode && p.block == block && p.variant == variant && p.degree == degree
+    })
+}
+
+/// The median of a cell's bytes on the wire over the bytes its runs
 /// moved, or `–` when they were not counted.
-fn wire_ratio(
-    samples: &[Sample],
-    (mode, block, variant, degree): (&str, u64, &str, u32),
-) -> String {
-    let mut ratios: Vec<f64> = samples
-        .iter()
-        .filter(|s| {
-            let p = &s.point;
-            p.mode == mode && p.block == block && p.variant == variant && p.degree == degree
-        })
+fn wire_ratio(samples: &[Sample], cell: Cell<'_>) -> String {
+    let mut ratios: Vec<f64> = runs_of(samples, cell)
         .filter_map(|s| Some(s.wire? as f64 / s.point.total as f64))
         .collect();
     if ratios.is_empty() {
