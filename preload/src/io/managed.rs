@@ -457,16 +457,18 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
     });
     let leader_fd = reply.outcome?;
     let me = world::identity().map_or(0, |i| i.placement.replica);
-    let (fd, placeholder) = if leader {
-        (leader_fd as i32, false)
+    // This replica's descriptor and whether it is a placeholder, or the
+    // errno of a replica that cannot open its own copy.
+    let opened: Outcome<(i32, bool)> = if leader {
+        Ok((leader_fd as i32, false))
     } else {
         let follow = follower_flags(real_flags, resolved.per_replica);
         // SAFETY: a NUL-terminated path.
         match unsafe { real::open(path.as_ptr(), follow, mode) } {
-            fd if fd >= 0 => (fd, false),
+            fd if fd >= 0 => Ok((fd, false)),
             // Its own copy: without it this replica's share of the data
             // would be lost; the open fails on every replica (below).
-            _ if resolved.per_replica => (-errno(), false),
+            _ if resolved.per_replica => Err(errno()),
             _ => {
                 let why = std::io::Error::last_os_error();
                 crate::log!(
@@ -477,15 +479,15 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
                 );
                 // SAFETY: a constant path.
                 let fd = unsafe { real::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0) };
-                (fd, true)
+                Ok((fd, true))
             }
         }
     };
     if resolved.per_replica {
-        let mine = if fd < 0 { Err(-fd) } else { Ok(()) };
+        let mine = opened.map(|_| ());
         let agreed = agree_on_outcome(operation("open", resolved.app_path.display(), 1, 0), mine);
         if let Err(errno) = agreed {
-            if fd >= 0 {
+            if let Ok((fd, _)) = opened {
                 // SAFETY: this replica's own descriptor, not handed out.
                 unsafe { real::close(fd) };
             }
@@ -498,6 +500,8 @@ pub fn open(resolved: &Resolved, flags: i32, mode: libc::mode_t) -> Outcome<(i32
             return Err(errno);
         }
     }
+    // Only a copy per replica fails here, and then the agreement returned.
+    let (fd, placeholder) = opened?;
     let FileSettings {
         read,
         write,
