@@ -11,7 +11,8 @@
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::handle::HandleBits;
-use crate::runtime::{guard::InsideMpi, liveness, poll, start, ulfm_backend, watchdog};
+use crate::runtime::ulfm_backend::{self, Unrecovered};
+use crate::runtime::{guard::InsideMpi, liveness, poll, start, ulfm, watchdog};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -155,8 +156,35 @@ pub fn recover(seq: u64) -> Option<Recovered> {
         return None;
     };
     if ulfm_backend::active() {
-        return recover_with_ulfm(&old, seq, started);
+        match recover_with_ulfm(&old, seq, started) {
+            Ok(recovered) => return Some(recovered),
+            Err(Unrecovered::Failed) => return None,
+            Err(Unrecovered::Unreported(ranks)) => {
+                crate::log!(
+                    Warn,
+                    "fail-over: world rank(s) {ranks:?} died, but Open MPI has not reported it \
+                     after {:?} (a process that exits with a non-zero code is reported only \
+                     with `--mca mpi_ft_detector true`): the survivors meet by process id \
+                     instead of shrinking",
+                    ulfm_backend::report_grace()
+                );
+                let met = recover_by_process_id(&old, seq, started);
+                // SAFETY: the old view's communicator is still valid.
+                if met.is_none() && unsafe { ulfm::is_revoked(old.comm()) }.unwrap_or(false) {
+                    // A survivor learned of the death late and revoked the
+                    // set while this one met by process id: join its shrink.
+                    return recover_with_ulfm(&old, seq, started).ok();
+                }
+                return met;
+            }
+        }
     }
+    recover_by_process_id(&old, seq, started)
+}
+
+/// The liveness back-end's agreement: the survivors (by process id) meet
+/// on the old communicator and build theirs with `MPI_Comm_create_group`.
+fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recovered> {
     let mut dead = liveness::dead_among(&old.members);
     if dead.is_empty() {
         // Rare and not understood yet (an operation fails with EIO instead
@@ -176,13 +204,13 @@ pub fn recover(seq: u64) -> Option<Recovered> {
         watchdog::retire(own);
     }
     loop {
-        let mask = mask_of(&old, &dead);
+        let mask = mask_of(old, &dead);
         let survivors: Vec<usize> = (0..old.members.len())
             .filter(|&i| mask & (1 << old.replicas[i]) == 0)
             .collect();
-        match meet(&old, &survivors, seq, mask) {
+        match meet(old, &survivors, seq, mask) {
             Meeting::Agreed { max_seq } => {
-                let comm = survivors_comm(&old, &survivors, mask)?;
+                let comm = survivors_comm(old, &survivors, mask)?;
                 let Some(me) = survivors.iter().position(|&i| i == old.me) else {
                     // Every path that gives up says why (see the warning above).
                     crate::log!(
@@ -227,13 +255,17 @@ pub fn recover(seq: u64) -> Option<Recovered> {
 
 /// [`recover`] on the ULFM back-end: revoke, shrink, agree
 /// ([`ulfm_backend::recover`]).
-fn recover_with_ulfm(old: &View, seq: u64, started: Instant) -> Option<Recovered> {
+fn recover_with_ulfm(old: &View, seq: u64, started: Instant) -> Result<Recovered, Unrecovered> {
     note_failure();
     if let Some(own) = watchdog::dead_in_own_replica() {
         watchdog::retire(own);
     }
     let shrunk = ulfm_backend::recover(old.comm(), &old.members, seq)?;
-    let me = shrunk.survivors.iter().position(|&i| i == old.me)?;
+    let me = shrunk
+        .survivors
+        .iter()
+        .position(|&i| i == old.me)
+        .ok_or(Unrecovered::Failed)?;
     let dead: Vec<u32> = (0..old.members.len())
         .filter(|i| !shrunk.survivors.contains(i))
         .map(|i| old.members[i])
@@ -244,7 +276,7 @@ fn recover_with_ulfm(old: &View, seq: u64, started: Instant) -> Option<Recovered
         shrunk.survivors.iter().map(|&i| old.replicas[i]).collect(),
         me,
     );
-    Some(Recovered {
+    Ok(Recovered {
         dead,
         behind: seq < shrunk.max_seq,
         degree: shrunk.survivors.len(),

@@ -20,9 +20,12 @@
 //!
 //! The liveness back-end keeps running beside it (process ids on the same
 //! node, the watchdog), because Open MPI does not report a process that
-//! exits with a non-zero code (docs/fault-tolerance.md): such a death is
-//! seen by process id, and [`recover`] waits up to `faults.timeout` for
-//! Open MPI to know it before shrinking, then stops with a clear error.
+//! exits with a non-zero code, and rarely not even a `SIGKILL`
+//! (docs/fault-tolerance.md): such a death is seen by process id, and
+//! [`recover`] waits up to [`REPORT_GRACE`] for Open MPI to know it before
+//! shrinking. When Open MPI never learns, [`recover`] says so
+//! ([`Unrecovered::Unreported`]) and the survivors meet by process id
+//! instead, as on the liveness back-end (`membership`).
 
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::guard::InsideMpi;
@@ -33,9 +36,11 @@ use std::time::{Duration, Instant};
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// Exit code of a job ended because Open MPI was not told of a death a
-/// survivor saw by process id (see [`wait_until_reported`]).
-pub const EXIT_UNREPORTED_DEATH: i32 = 4;
+/// How long a survivor that saw a death by process id waits for Open MPI
+/// to report it before it gives up on revoke and shrink (which would wait
+/// for the dead forever): Open MPI reports a death by signal within
+/// milliseconds (docs/benchmarks.md), and never a non-zero exit.
+pub const REPORT_GRACE: Duration = Duration::from_secs(2);
 
 /// Turns the back-end on when this is an Open MPI 5 build running with
 /// `--with-ft ulfm` ([`ulfm::enabled`]). Call once after `MPI_Init`, before
@@ -157,13 +162,30 @@ pub struct Shrunk {
     pub max_seq: u64,
 }
 
+/// [`REPORT_GRACE`], or `faults.timeout` when that is shorter.
+pub fn report_grace() -> Duration {
+    settings::get().map_or(REPORT_GRACE, |c| c.faults.timeout.min(REPORT_GRACE))
+}
+
+/// Why [`recover`] gave the survivors no communicator.
+pub enum Unrecovered {
+    /// These world ranks are dead by process id, but Open MPI was not told
+    /// within [`REPORT_GRACE`] and nobody revoked the set: shrinking would
+    /// wait for them forever, so the survivors must meet by process id.
+    Unreported(Vec<u32>),
+    /// MPI failed; the reason is logged.
+    Failed,
+}
+
 /// Revokes `comm` (the replica set of `members`, world ranks by position),
 /// shrinks it to its survivors and agrees with them; this process is at
-/// operation `seq`. `None` when no member failed (nothing to recover) or
-/// MPI fails; the reason is logged.
-pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Option<Shrunk> {
+/// operation `seq`.
+pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Result<Shrunk, Unrecovered> {
     let _inside = InsideMpi::enter();
-    wait_until_reported(comm, members);
+    let unreported = wait_until_reported(comm, members);
+    if !unreported.is_empty() {
+        return Err(Unrecovered::Unreported(unreported));
+    }
     let mut current = comm;
     let mut positions: Vec<usize> = (0..members.len()).collect();
     loop {
@@ -181,7 +203,7 @@ pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Option<Shrunk>
                     "fail-over: MPIX_Comm_shrink failed: {}",
                     error_text(code)
                 );
-                return None;
+                return Err(Unrecovered::Failed);
             }
         };
         // SAFETY: both are valid; the shrunk one's members are in `current`.
@@ -193,7 +215,7 @@ pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Option<Shrunk>
                     "fail-over: cannot place the survivors: {}",
                     error_text(code)
                 );
-                return None;
+                return Err(Unrecovered::Failed);
             }
         };
         let survivors: Vec<usize> = kept.iter().map(|&r| positions[r as usize]).collect();
@@ -218,7 +240,7 @@ pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Option<Shrunk>
         };
         match max_seq {
             Ok(max_seq) => {
-                return Some(Shrunk {
+                return Ok(Shrunk {
                     comm: shrunk,
                     survivors,
                     max_seq,
@@ -236,25 +258,27 @@ pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Option<Shrunk>
             }
             Err(code) => {
                 crate::log!(Error, "fail-over: agreement failed: {}", error_text(code));
-                return None;
+                return Err(Unrecovered::Failed);
             }
         }
     }
 }
 
-/// Waits (up to `faults.timeout`) until Open MPI knows of every member of
-/// `comm` found dead by process id: shrinking before that would wait for
-/// the dead forever. Ends the job with a clear error when it never learns
-/// (a death with a non-zero exit code, unreported without
-/// `mpi_ft_detector`; rarely, a death by signal: docs/fault-tolerance.md).
-fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) {
+/// Waits (up to [`report_grace`]) until
+/// Open MPI knows of every member of `comm` found dead by process id, or
+/// another survivor revoked `comm` (its knowledge then completes the
+/// shrink). Returns the world ranks Open MPI still does not know dead
+/// after that (empty when shrinking is safe): a death with a non-zero exit
+/// code, unreported without `mpi_ft_detector`, or rarely a death by signal
+/// (docs/fault-tolerance.md).
+fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) -> Vec<u32> {
     let dead: Vec<usize> = (0..members.len())
         .filter(|&p| liveness::failed(members[p]))
         .collect();
     if dead.is_empty() {
-        return;
+        return Vec::new();
     }
-    let limit = settings::get().map_or(Duration::from_secs(10), |c| c.faults.timeout);
+    let limit = report_grace();
     let started = Instant::now();
     loop {
         // Open MPI learns of a death in its progress engine, which looks
@@ -272,34 +296,25 @@ fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) {
                 )
             };
         }
-        // A survivor that knew revoked `comm` already, and then the failed
-        // set of a revoked communicator may not be available: shrinking
-        // is safe, the revoker's knowledge completes it.
         // SAFETY: `comm` is valid.
         let revoked = unsafe { ulfm::is_revoked(comm) }.unwrap_or(false);
         // SAFETY: `comm` is valid.
         let known = unsafe { ulfm::failed_ranks(comm) }.unwrap_or_default();
-        if revoked || dead.iter().all(|&p| known.contains(&(p as i32))) {
+        let unknown: Vec<u32> = dead
+            .iter()
+            .filter(|&&p| !known.contains(&(p as i32)))
+            .map(|&p| members[p])
+            .collect();
+        if revoked || unknown.is_empty() {
             crate::log!(
                 Debug,
                 "fail-over: Open MPI reported the death after {:?}",
                 started.elapsed()
             );
-            return;
+            return Vec::new();
         }
         if started.elapsed() > limit {
-            let names: Vec<String> = dead.iter().map(|&p| members[p].to_string()).collect();
-            log::announce(format_args!(
-                "error: world rank(s) {} died, but Open MPI has not reported it after {:?} \
-                 (a process that exits with a non-zero code is reported only with \
-                 `--mca mpi_ft_detector true`): the survivors cannot fail over; ending \
-                 the job",
-                names.join(", "),
-                limit
-            ));
-            // The other survivors may already wait in MPIX_Comm_shrink for
-            // this one: ending the job is the only way not to hang.
-            crate::mpi::lifecycle::abort_job(EXIT_UNREPORTED_DEATH);
+            return unknown;
         }
         std::thread::sleep(Duration::from_millis(1));
     }
