@@ -16,11 +16,15 @@
 //! waiting for it like for a dead one.
 //!
 //! MPICH's launcher sends `SIGUSR1` to the survivors when a process dies
-//! (with `-disable-auto-cleanup`); the handler only raises [`hinted`], so
-//! that waits check at once instead of at their next period.
+//! (with `-disable-auto-cleanup`); the handler only counts it ([`hint`]),
+//! so that waits and the watchdog check at once instead of at their next
+//! period. A count, not a flag: each of them notices a new hint by
+//! comparing with the count it saw last ([`hints`]); a flag cleared by the
+//! first to look hid the hint from the other (the watchdog then retired a
+//! failed replica a whole `faults.heartbeat` late).
 
 use crate::runtime::{heartbeat, rawfs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// One process of the job, as seen at start-up.
@@ -39,7 +43,7 @@ static DISABLED: AtomicBool = AtomicBool::new(false);
 static HOST: OnceLock<u64> = OnceLock::new();
 /// Directory of the finished markers, with a trailing slash.
 static MARKERS: OnceLock<String> = OnceLock::new();
-static HINT: AtomicBool = AtomicBool::new(false);
+static HINTS: AtomicU64 = AtomicU64::new(0);
 
 /// Records every world rank's process (indexed by world rank) and this
 /// process's host.
@@ -97,14 +101,15 @@ pub fn failed(world_rank: u32) -> bool {
     !is_alive(world_rank) && !finished(world_rank)
 }
 
-/// True when a death hint arrived since the last call (and clears it).
-pub fn hinted() -> bool {
-    HINT.swap(false, Ordering::Relaxed)
+/// How many death hints have arrived: a caller that saw a smaller count
+/// before has a new one to act on.
+pub fn hints() -> u64 {
+    HINTS.load(Ordering::Relaxed)
 }
 
-/// Raises the death hint (async-signal-safe: one atomic store).
+/// Counts a death hint (async-signal-safe: one atomic add).
 pub fn hint() {
-    HINT.store(true, Ordering::Relaxed);
+    HINTS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// True unless liveness checks are off (`REDIO_BENCH_NO_LIVENESS=1`).

@@ -82,6 +82,7 @@ pub fn until_moved(
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     let mut checked = started;
+    let mut hints = liveness::hints();
     loop {
         match test() {
             Ok(true) => return unsafe { ffi::redio_mpi_success },
@@ -92,8 +93,9 @@ pub fn until_moved(
             Ok(false) => {}
         }
         if let (Watch::Processes(ranks), true) = (watch, liveness::enabled()) {
-            if checked.elapsed() >= WATCH_PERIOD || liveness::hinted() {
+            if checked.elapsed() >= WATCH_PERIOD || liveness::hints() != hints {
                 checked = Instant::now();
+                hints = liveness::hints();
                 if liveness::first_dead(ranks).is_some() {
                     return PEER_DIED;
                 }

@@ -73,13 +73,15 @@ fn watch(period: Duration) {
     // Short steps so that a hint is acted on quickly.
     let step = period.min(Duration::from_millis(50));
     let mut waited = Duration::ZERO;
+    let mut hints = liveness::hints();
     loop {
         std::thread::sleep(step);
         waited += step;
-        if waited < period && !liveness::hinted() {
+        if waited < period && liveness::hints() == hints {
             continue;
         }
         waited = Duration::ZERO;
+        hints = liveness::hints();
         if STOPPED.load(Ordering::Relaxed) {
             return;
         }
