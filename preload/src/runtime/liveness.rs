@@ -175,13 +175,27 @@ pub fn first_dead(world_ranks: &[u32]) -> Option<u32> {
 /// A process on this host is alive unless it is gone or a zombie (dead,
 /// not yet reaped by its launcher).
 fn process_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    if unsafe { libc::kill(pid, 0) } != 0
-        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-    {
+    if gone(pid) {
         return false;
     }
-    !matches!(process_state(pid), Some(b'Z' | b'X' | b'x'))
+    match process_state(pid) {
+        Some(b'Z' | b'X' | b'x') => false,
+        Some(_) => true,
+        // No `/proc` entry although the process existed a moment ago: its
+        // launcher reaped the zombie in between. Counting that as alive made
+        // a survivor that had just seen the zombie find nobody dead and fail
+        // the operation with EIO instead of failing over (about one random
+        // death in 300). Without `/proc` at all, the signal check decides.
+        None => !gone(pid),
+    }
+}
+
+/// Whether no process `pid` exists any more (`kill(pid, 0)` fails with
+/// `ESRCH`).
+fn gone(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let failed = unsafe { libc::kill(pid, 0) } != 0;
+    failed && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
 }
 
 /// The state letter of `/proc/PID/stat` (the field after the command name).

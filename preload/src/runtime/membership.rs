@@ -187,9 +187,9 @@ pub fn recover(seq: u64) -> Option<Recovered> {
 fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recovered> {
     let mut dead = liveness::dead_among(&old.members);
     if dead.is_empty() {
-        // Rare and not understood yet (an operation fails with EIO instead
-        // of failing over, about once in 30 injected deaths under load):
-        // say so, so that the next occurrence can be traced.
+        // A wait saw a dead member that is not dead now: it should not
+        // happen (a reaped zombie once looked alive: `liveness::process_alive`).
+        // Say so, so that any other cause can be traced.
         crate::log!(
             Warn,
             "fail-over: a wait gave up on a peer, but no member of the set {:?} is dead now",
