@@ -32,6 +32,15 @@ pub trait Transport {
     fn members(&self) -> usize;
     /// Sends `data` to member `to` (may return before it is delivered).
     fn send(&mut self, to: usize, data: &[u8]) -> Result<(), String>;
+    /// Sends `data` like [`send`](Self::send), handing its buffer over, and
+    /// returns an empty buffer for the caller's next message: a transport
+    /// that keeps buffers until delivery saves a copy per message.
+    fn send_owned(&mut self, to: usize, data: Vec<u8>) -> Result<Vec<u8>, String> {
+        self.send(to, &data)?;
+        let mut data = data;
+        data.clear();
+        Ok(data)
+    }
     /// Receives the next message from member `from` into `buf` (resized).
     fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String>;
 }
@@ -92,15 +101,21 @@ pub fn encode(
                 let d = code
                     .data_chunk(m, r)
                     .ok_or_else(|| format!("member {m} has no data in row {r}"))?;
-                data.resize(len, 0);
-                read(d, off, &mut data)?;
                 traffic.read += len as u64;
-                for j in 0..k {
-                    code.contribute(kernel, j, m, &data, &mut msg[j * len..(j + 1) * len]);
+                if u == 0 && k == 1 && code.coefficient(0, m) == 1 {
+                    // The first hop of an XOR row: the message is the data
+                    // itself, read straight into it (no XOR onto zeros).
+                    read(d, off, &mut msg)?;
+                } else {
+                    data.resize(len, 0);
+                    read(d, off, &mut data)?;
+                    for j in 0..k {
+                        code.contribute(kernel, j, m, &data, &mut msg[j * len..(j + 1) * len]);
+                    }
                 }
                 if u + 1 < p {
-                    t.send(right, &msg)?;
                     traffic.sent += msg.len() as u64;
+                    msg = t.send_owned(right, std::mem::take(&mut msg))?;
                 }
             } else {
                 // Holder of equation j: the first piece left is ours.

@@ -3,7 +3,9 @@
 //! owns (a duplicate of the replica world, so no application message can
 //! match ours).
 //!
-//! Sends are posted nonblocking from a private copy and completed lazily:
+//! Sends are posted nonblocking from a buffer the transport keeps (the
+//! caller's, handed over with `send_owned`, or a private copy) and
+//! completed lazily:
 //! in the ring every member sends to its right neighbour before it receives
 //! from its left one, so a send that waited for its receiver would deadlock
 //! the ring on large (rendezvous) messages. Receives probe for the next
@@ -70,6 +72,29 @@ impl MpiTransport {
         Ok(())
     }
 
+    /// Posts the send of `buf` to member `to`; `pending` keeps `buf` until
+    /// the send has completed.
+    fn post_send(&mut self, to: usize, buf: Vec<u8>) -> Result<(), String> {
+        let count = i32::try_from(buf.len()).map_err(|_| "parity message over 2 GiB")?;
+        let mut request = unsafe { std::mem::zeroed() };
+        // SAFETY: `buf` moves into `pending` (its heap block does not move)
+        // and lives until the request has completed.
+        let rc = unsafe {
+            pmpi::PMPI_Isend(
+                buf.as_ptr().cast(),
+                count,
+                ffi::redio_mpi_byte,
+                self.ranks[to],
+                TAG,
+                self.comm,
+                &mut request,
+            )
+        };
+        ok(rc, "MPI_Isend of a parity message")?;
+        self.pending.push((request, buf));
+        self.reap()
+    }
+
     /// Waits until every posted send has completed (before the buffers and
     /// the communicator go away).
     pub fn flush(&mut self) -> Result<(), String> {
@@ -99,27 +124,17 @@ impl Transport for MpiTransport {
     }
 
     fn send(&mut self, to: usize, data: &[u8]) -> Result<(), String> {
-        let count = i32::try_from(data.len()).map_err(|_| "parity message over 2 GiB")?;
         let mut buf = self.spare.pop().unwrap_or_default();
         buf.clear();
         buf.extend_from_slice(data);
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `buf` moves into `pending` (its heap block does not move)
-        // and lives until the request has completed.
-        let rc = unsafe {
-            pmpi::PMPI_Isend(
-                buf.as_ptr().cast(),
-                count,
-                ffi::redio_mpi_byte,
-                self.ranks[to],
-                TAG,
-                self.comm,
-                &mut request,
-            )
-        };
-        ok(rc, "MPI_Isend of a parity message")?;
-        self.pending.push((request, buf));
-        self.reap()
+        self.post_send(to, buf)
+    }
+
+    fn send_owned(&mut self, to: usize, data: Vec<u8>) -> Result<Vec<u8>, String> {
+        self.post_send(to, data)?;
+        let mut next = self.spare.pop().unwrap_or_default();
+        next.clear();
+        Ok(next)
     }
 
     fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String> {
@@ -151,14 +166,18 @@ impl Transport for MpiTransport {
             unsafe { pmpi::PMPI_Get_count(&status, ffi::redio_mpi_byte, &mut count) },
             "MPI_Get_count",
         )?;
+        // Received into spare capacity, not a zero-filled buffer: a memset
+        // per message is a pass over every byte for nothing.
+        let len = count.max(0) as usize;
         buf.clear();
-        buf.resize(count.max(0) as usize, 0);
+        buf.reserve(len);
         let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `buf` is borrowed until the request completes below.
+        // SAFETY: `buf`'s capacity holds `len` bytes and stays borrowed until
+        // the request completes or is cancelled below.
         ok(
             unsafe {
                 pmpi::PMPI_Irecv(
-                    buf.as_mut_ptr().cast(),
+                    buf.spare_capacity_mut().as_mut_ptr().cast(),
                     count,
                     ffi::redio_mpi_byte,
                     source,
@@ -169,7 +188,7 @@ impl Transport for MpiTransport {
             },
             "MPI_Irecv of a parity message",
         )?;
-        let rc = poll::until_moved(buf.len(), poll::Watch::Nothing, None, || {
+        let rc = poll::until_moved(len, poll::Watch::Nothing, None, || {
             if let Err(e) = self.reap() {
                 failed = Some(e);
                 return Err(-1);
@@ -184,10 +203,17 @@ impl Transport for MpiTransport {
                 Err(rc)
             }
         });
+        if failed.is_some() || rc != unsafe { ffi::redio_mpi_success } {
+            // Never leave MPI a receive into memory we give back.
+            poll::abandon(std::slice::from_mut(&mut request));
+        }
         if let Some(e) = failed {
             return Err(e);
         }
-        ok(rc, "receiving a parity message")
+        ok(rc, "receiving a parity message")?;
+        // SAFETY: the completed receive wrote the `len` probed bytes.
+        unsafe { buf.set_len(len) };
+        Ok(())
     }
 }
 
