@@ -127,7 +127,7 @@ def main():
     work = tempfile.mkdtemp(prefix="redio-failover-")
     print(f"command: benches/failover.py --trials {args.trials} --reps {args.reps} "
           f"--blocks {args.blocks} --mpi {args.mpi}" + (" --no-overhead" if args.no_overhead else ""))
-    for mpi in args.mpi.split(","):
+    for mpi in filter(None, args.mpi.split(",")):  # --mpi '': the overhead alone
         latency(mpi, work, args.trials, MiB)
     if not args.no_overhead:
         overhead(compile_loop(), work, args.reps, blocks)
