@@ -98,12 +98,20 @@ impl Area {
 
     /// Runs io_failover under redio with `env`, on `mpi`.
     fn run_on(&self, mpi: Mpi, degree: u32, env: &[(&str, String)]) -> Job {
+        self.run_with(mpi, degree, env, &[])
+    }
+
+    /// [`run_on`](Self::run_on) with more arguments for the launcher.
+    fn run_with(&self, mpi: Mpi, degree: u32, env: &[(&str, String)], launcher: &[&str]) -> Job {
         let exe = compile_flavour(mpi, PROGRAM, Flavour::Fortify);
         let mut launch = Launch::redio(mpi, RANKS, degree, "block", &exe)
             .config(&self.config)
             .args([self.shared.display().to_string(), self.block.to_string()])
             .timeout(TIMEOUT);
         launch.redio_args = vec!["--summary".to_string(), self.summary.display().to_string()];
+        launch
+            .redio_args
+            .extend(launcher.iter().map(|a| format!("--launcher-arg={a}")));
         for (name, value) in env {
             launch = launch.env(name, value);
         }
@@ -640,9 +648,17 @@ fn a_death_open_mpi_never_reports_is_survived_by_process_id_ulfm() {
 #[test]
 fn a_peer_on_another_node_is_found_dead_by_its_heartbeat() {
     reference();
-    // `REDIO_TEST_REMOTE_PEERS=1` makes every process count the others as
-    // on another node: process ids are not looked at, only the beat files
-    // in `faults.heartbeat_dir`.
+    // Two emulated nodes (cluster/node-launcher: each of Hydra's proxies in
+    // its own UTS namespace, host names node0 and node1), two processes
+    // each: replica 0 on node0, replica 1 on node1. Every replica set spans
+    // both nodes, so its members cannot see each other's process ids, only
+    // the beat files in `faults.heartbeat_dir`.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "the emulated nodes need root (unshare --uts); run the test suite as root, as CI does"
+    );
     let beats = fresh_dir("ft/heartbeat-beats").canonicalize().unwrap();
     let area = Area::new(
         "heartbeat",
@@ -661,12 +677,22 @@ fn a_peer_on_another_node_is_found_dead_by_its_heartbeat() {
         deaths: format!("{victim}:3:exit"),
         victims: vec![victim],
     };
-    let job = area.run(
+    let launcher = Path::new(env!("CARGO_MANIFEST_DIR")).join("cluster/node-launcher");
+    let nodes = [
+        "-launcher",
+        "ssh",
+        "-launcher-exec",
+        launcher.to_str().unwrap(),
+        "-hosts",
+        "node0,node1",
+        "-ppn",
+        "2",
+    ];
+    let job = area.run_with(
+        Mpi::Mpich,
         2,
-        &[
-            ("REDIO_TEST_DIE", trial.deaths.clone()),
-            ("REDIO_TEST_REMOTE_PEERS", "1".into()),
-        ],
+        &[("REDIO_TEST_DIE", trial.deaths.clone())],
+        &nodes,
     );
     check_outcome(Mpi::Mpich, &area, &trial, &job, reference(), "heartbeat").unwrap();
     // Every process beat in the job's directory.
@@ -693,4 +719,13 @@ fn a_peer_on_another_node_is_found_dead_by_its_heartbeat() {
         "fail-over {:.3} s after the death: not by heartbeat\n{summary:#}",
         resumed - died
     );
+    // The victim's partner on its own node saw the death by process id and
+    // retired its replica.
+    let retired: Vec<u64> = summary["retired"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["world_rank"].as_u64())
+        .collect();
+    assert_eq!(retired, [u64::from(world(1, 1))], "{summary:#}");
 }

@@ -48,13 +48,6 @@ static HINTS: AtomicU64 = AtomicU64::new(0);
 /// Records every world rank's process (indexed by world rank) and this
 /// process's host.
 pub fn install(peers: Vec<Peer>, my_host: u64) {
-    // A test of cross-node liveness on one machine: every other process
-    // counts as on another node (tests/fault_tolerance.rs).
-    let my_host = if std::env::var_os("REDIO_TEST_REMOTE_PEERS").is_some_and(|v| v == "1") {
-        !my_host ^ u64::from(std::process::id())
-    } else {
-        my_host
-    };
     let _ = HOST.set(my_host);
     DISABLED.store(
         std::env::var_os("REDIO_BENCH_NO_LIVENESS").is_some_and(|v| v == "1"),
