@@ -28,6 +28,7 @@ use crate::mpi::{ffi, pmpi};
 use crate::runtime::guard::InsideMpi;
 use crate::runtime::handle::HandleBits;
 use crate::runtime::{liveness, ulfm_backend};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a wait gives up on besides its deadline.
@@ -43,6 +44,9 @@ pub enum Watch<'a> {
 pub const PEER_DIED: i32 = -0x7ed1;
 /// Returned instead of an MPI error code: the deadline passed.
 pub const TIMED_OUT: i32 = -0x7ed2;
+/// The death hints ([`liveness::hints`]) the waits have acted on: a hint
+/// that arrives between two waits is acted on by the next one.
+static HINTS_SEEN: AtomicU64 = AtomicU64::new(0);
 /// How often a wait checks the processes it watches.
 pub const WATCH_PERIOD: Duration = Duration::from_millis(20);
 
@@ -82,7 +86,6 @@ pub fn until_moved(
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     let mut checked = started;
-    let mut hints = liveness::hints();
     loop {
         match test() {
             Ok(true) => return unsafe { ffi::redio_mpi_success },
@@ -93,9 +96,11 @@ pub fn until_moved(
             Ok(false) => {}
         }
         if let (Watch::Processes(ranks), true) = (watch, liveness::enabled()) {
-            if checked.elapsed() >= WATCH_PERIOD || liveness::hints() != hints {
+            let hints = liveness::hints();
+            let hinted = HINTS_SEEN.load(Ordering::Relaxed) != hints;
+            if hinted || checked.elapsed() >= WATCH_PERIOD {
                 checked = Instant::now();
-                hints = liveness::hints();
+                HINTS_SEEN.store(hints, Ordering::Relaxed);
                 if liveness::first_dead(ranks).is_some() {
                     return PEER_DIED;
                 }

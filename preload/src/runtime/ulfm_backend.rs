@@ -264,13 +264,12 @@ pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Result<Shrunk,
     }
 }
 
-/// Waits (up to [`report_grace`]) until
-/// Open MPI knows of every member of `comm` found dead by process id, or
-/// another survivor revoked `comm` (its knowledge then completes the
-/// shrink). Returns the world ranks Open MPI still does not know dead
-/// after that (empty when shrinking is safe): a death with a non-zero exit
-/// code, unreported without `mpi_ft_detector`, or rarely a death by signal
-/// (docs/fault-tolerance.md).
+/// Waits (up to [`report_grace`]) until Open MPI knows of every member of
+/// `comm` found dead by process id, or another survivor revoked `comm`
+/// (its knowledge then completes the shrink). Returns the world ranks Open
+/// MPI still does not know dead after that (empty when shrinking is safe):
+/// a death with a non-zero exit code, unreported without `mpi_ft_detector`,
+/// or rarely a death by signal (docs/fault-tolerance.md).
 fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) -> Vec<u32> {
     let dead: Vec<usize> = (0..members.len())
         .filter(|&p| liveness::failed(members[p]))
