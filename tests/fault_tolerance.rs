@@ -298,6 +298,17 @@ impl Dice {
     }
 }
 
+/// The world ranks a run's summary lists as retired.
+fn retired_ranks(summary: &serde_json::Value) -> Vec<u32> {
+    summary["retired"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["world_rank"].as_u64())
+        .map(|w| w as u32)
+        .collect()
+}
+
 /// World rank of (replica, rank) under the block layout.
 fn world(replica: u32, rank: u32) -> u32 {
     replica * RANKS + rank
@@ -433,13 +444,7 @@ fn processes_waiting_in_an_application_collective_are_retired() {
     assert_eq!(job.code, Some(0), "{job:#?}");
     assert_eq!(&files(&area.shared), reference());
     let summary = area.summary();
-    let retired: Vec<u64> = summary["retired"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["world_rank"].as_u64())
-        .collect();
-    assert_eq!(retired, vec![u64::from(world(1, 1))], "{summary:#}");
+    assert_eq!(retired_ranks(&summary), [world(1, 1)], "{summary:#}");
 }
 
 #[test]
@@ -721,11 +726,5 @@ fn a_peer_on_another_node_is_found_dead_by_its_heartbeat() {
     );
     // The victim's partner on its own node saw the death by process id and
     // retired its replica.
-    let retired: Vec<u64> = summary["retired"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["world_rank"].as_u64())
-        .collect();
-    assert_eq!(retired, [u64::from(world(1, 1))], "{summary:#}");
+    assert_eq!(retired_ranks(&summary), [world(1, 1)], "{summary:#}");
 }
