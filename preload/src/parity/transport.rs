@@ -72,6 +72,13 @@ impl MpiTransport {
         Ok(())
     }
 
+    /// An empty buffer, from a completed send where there is one.
+    fn recycled(&mut self) -> Vec<u8> {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf
+    }
+
     /// Posts the send of `buf` to member `to`; `pending` keeps `buf` until
     /// the send has completed.
     fn post_send(&mut self, to: usize, buf: Vec<u8>) -> Result<(), String> {
@@ -124,17 +131,14 @@ impl Transport for MpiTransport {
     }
 
     fn send(&mut self, to: usize, data: &[u8]) -> Result<(), String> {
-        let mut buf = self.spare.pop().unwrap_or_default();
-        buf.clear();
+        let mut buf = self.recycled();
         buf.extend_from_slice(data);
         self.post_send(to, buf)
     }
 
     fn send_owned(&mut self, to: usize, data: Vec<u8>) -> Result<Vec<u8>, String> {
         self.post_send(to, data)?;
-        let mut next = self.spare.pop().unwrap_or_default();
-        next.clear();
-        Ok(next)
+        Ok(self.recycled())
     }
 
     fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String> {
