@@ -1,7 +1,9 @@
 //! `redio exec`: put libredio.so into one application process and exec it.
 //!
 //! It is the last hop of every launch: `mpiexec … redio exec -- APP`. The
-//! launcher itself never gets the preload, only the application does.
+//! launcher itself never gets the preload, only the application does. With
+//! `--survive` under MPICH it stays, as the application's parent
+//! ([`super::supervise`]).
 
 use super::mpi::{find_library, Flavour};
 use std::ffi::OsString;
@@ -11,6 +13,17 @@ use std::process::{Command, ExitCode};
 /// UCX's setting for how it hooks `mmap` (see [`exec`]).
 pub const UCX_MMAP_HOOK: &str = "UCX_MEM_MMAP_HOOK_MODE";
 
+/// UCX's message size from which it uses the rendezvous protocol. On one
+/// node that protocol reads the sender's buffer with `process_vm_readv`
+/// (the CMA transport), and MPICH 4.0.2 opens its UCX endpoints without
+/// error handling, so when the sender dies mid-transfer the reader dies
+/// too (`cma_ep.c: process_vm_readv(...) returned -1: No such process`, a
+/// UCX fatal error): a replica's death took a survivor of another logical
+/// rank with it. `inf` sends every message eagerly, through buffers that
+/// a dead peer simply stops filling. Measured cost: benches/ucx_transports.sh
+/// (docs/benchmarks.md, "What surviving SIGKILL costs under MPICH").
+pub const UCX_RNDV_THRESH: &str = "UCX_RNDV_THRESH";
+
 /// Arguments of `redio exec`.
 #[derive(clap::Args)]
 pub struct ExecArgs {
@@ -18,6 +31,13 @@ pub struct ExecArgs {
     /// REDIO_MPI or the launcher's environment).
     #[arg(long, value_enum)]
     pub mpi: Option<Flavour>,
+    /// The job must survive the death of a process (`redio run` sets it
+    /// for replicated jobs with `on_replica_failure: continue`). Under
+    /// MPICH this runs the application as a child ([`super::supervise`])
+    /// and keeps UCX off the transfers that abort when a peer vanishes
+    /// ([`UCX_RNDV_THRESH`]).
+    #[arg(long)]
+    pub survive: bool,
     /// The application and its arguments.
     #[arg(last = true, required = true)]
     pub command: Vec<OsString>,
@@ -25,9 +45,9 @@ pub struct ExecArgs {
 
 /// Runs `redio exec`; returns only on failure.
 pub fn exec(args: ExecArgs) -> ExitCode {
-    let result = Flavour::resolve(args.mpi).and_then(find_library);
-    let library = match result {
-        Ok(library) => library,
+    let result = Flavour::resolve(args.mpi).and_then(|f| Ok((f, find_library(f)?)));
+    let (flavour, library) = match result {
+        Ok(found) => found,
         Err(message) => {
             eprintln!("redio exec: {message}");
             return ExitCode::from(2);
@@ -46,8 +66,10 @@ pub fn exec(args: ExecArgs) -> ExitCode {
     // application's mmap around libredio.so: mmap of a shared file could not
     // be refused. Without the hook UCX only loses its registration cache
     // (RDMA networks). An explicit setting of the user's wins.
-    if std::env::var_os(UCX_MMAP_HOOK).is_none() {
-        command.env(UCX_MMAP_HOOK, "none");
+    set_default(&mut command, UCX_MMAP_HOOK, "none");
+    if args.survive && flavour == Flavour::Mpich {
+        set_default(&mut command, UCX_RNDV_THRESH, "inf");
+        return super::supervise::run(command, &program.to_string_lossy());
     }
     let error = command.exec();
     eprintln!(
@@ -55,4 +77,11 @@ pub fn exec(args: ExecArgs) -> ExitCode {
         program.to_string_lossy()
     );
     ExitCode::from(127)
+}
+
+/// Sets `name` to `value` for the application unless the user set it.
+fn set_default(command: &mut Command, name: &str, value: &str) {
+    if std::env::var_os(name).is_none() {
+        command.env(name, value);
+    }
 }

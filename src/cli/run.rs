@@ -229,8 +229,10 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
         .arg(redio)
         .arg("exec")
         .arg("--mpi")
-        .arg(flavour.key())
-        .arg("--")
-        .args(&args.command);
+        .arg(flavour.key());
+    if survive {
+        command.arg("--survive");
+    }
+    command.arg("--").args(&args.command);
     Ok(Launch { command, run_dir })
 }
