@@ -146,8 +146,19 @@ fn reference() -> &'static BTreeMap<String, Vec<u8>> {
     FILES.get_or_init(|| reference_files(BLOCK))
 }
 
-/// The files of a fault-free run with `block`-byte operations.
+/// The files of a fault-free run with `block`-byte operations, computed
+/// once per block size: tests running in parallel share it (each making
+/// its own would remove the others' directory).
 fn reference_files(block: u64) -> BTreeMap<String, Vec<u8>> {
+    static CACHE: Mutex<BTreeMap<u64, BTreeMap<String, Vec<u8>>>> = Mutex::new(BTreeMap::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    cache
+        .entry(block)
+        .or_insert_with(|| fault_free_files(block))
+        .clone()
+}
+
+fn fault_free_files(block: u64) -> BTreeMap<String, Vec<u8>> {
     let area = Area::new(&format!("reference-{block}"), "simple", "simple", "").with_block(block);
     let job = area.run(2, &[]);
     assert_eq!(job.code, Some(0), "the fault-free run failed:\n{job:#?}");
@@ -512,19 +523,22 @@ fn find_process(trial: &str, world_rank: u32) -> Option<i32> {
         })
 }
 
-/// Runs io_failover on `mpi` and SIGKILLs the trial's victim `delay_ms`
-/// after the program's I/O began. Returns `Ok(false)` when the victim was already gone
-/// or done (the trial did not happen), else whether the job passed every check
-/// ([`check_outcome`]).
-fn kill_trial(
+/// Runs io_failover on `mpi` with `extra_yaml` in its configuration and
+/// sends `signal` to the trial's victim `delay_ms` after the program's I/O
+/// began. Returns `Ok(false)` when the victim was already gone or done (the
+/// trial did not happen), else whether the job passed every check
+/// ([`check_outcome`]). The victim is killed after the job in any case (a
+/// stopped process must not outlive a failed trial).
+fn signal_trial(
     mpi: Mpi,
     name: &str,
     trial: &Trial,
-    delay_ms: u64,
+    (signal, delay_ms): (i32, u64),
+    extra_yaml: &str,
     expected: &BTreeMap<String, Vec<u8>>,
 ) -> Result<bool, String> {
     let victim = trial.victims[0];
-    let area = Area::new(name, trial.read, trial.write, "").with_block(KILL_BLOCK);
+    let area = Area::new(name, trial.read, trial.write, extra_yaml).with_block(KILL_BLOCK);
     let (job, killed) = std::thread::scope(|scope| {
         let running =
             scope.spawn(|| area.run_on(mpi, trial.degree, &[("REDIO_FT_TRIAL", name.into())]));
@@ -544,8 +558,13 @@ fn kill_trial(
         };
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         // SAFETY: signalling a process of our own job.
-        let killed = pid.is_some_and(|pid| unsafe { libc::kill(pid, libc::SIGKILL) } == 0);
-        (running.join().unwrap(), killed)
+        let killed = pid.is_some_and(|pid| unsafe { libc::kill(pid, signal) } == 0);
+        let job = running.join().unwrap();
+        if let Some(pid) = pid.filter(|_| signal != libc::SIGKILL) {
+            // SAFETY: as above; it may be gone already.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        (job, killed)
     });
     // A kill that landed after every process had finished (the summary
     // counts them all, and nobody saw a failure) did not test anything.
@@ -563,9 +582,10 @@ fn kill_trial(
     check_outcome(mpi, &area, trial, &job, expected, &what).map(|()| true)
 }
 
-/// At least `count` SIGKILL trials that hit a live victim on `mpi`, over
-/// every protocol, r=2 and 3, master and non-master victims.
-fn kill_trials(mpi: Mpi, count: usize) {
+/// At least `count` trials that hit a live victim with `signal` on `mpi`,
+/// over every protocol, r=2 and 3, master and non-master victims, with
+/// `extra_yaml` in the configuration.
+fn signal_trials(mpi: Mpi, signal: i32, extra_yaml: &str, count: usize) {
     let expected = reference_files(KILL_BLOCK);
     let mut dice = Dice::new();
     let (mut hits, mut failures, mut i) = (0, Vec::new(), 0usize);
@@ -574,23 +594,20 @@ fn kill_trials(mpi: Mpi, count: usize) {
         let victim = trial.victims[0];
         // The I/O lasts about half a second here: any moment of it.
         let delay = dice.below(450);
-        let name = format!("kill-{}-{i}", mpi.key());
-        eprintln!("kill trial {i}: {trial:?}, victim {victim}, after {delay} ms");
-        match kill_trial(mpi, &name, &trial, delay, &expected) {
+        let name = format!("signal-{signal}-{}-{i}", mpi.key());
+        eprintln!("signal {signal} trial {i}: {trial:?}, victim {victim}, after {delay} ms");
+        match signal_trial(mpi, &name, &trial, (signal, delay), extra_yaml, &expected) {
             Ok(true) => hits += 1,
             Ok(false) => eprintln!("  (the victim had finished: not counted)"),
             Err(why) => {
                 hits += 1;
                 eprintln!("  failed:\n{why}");
-                failures.push(format!("kill trial {i}: {why}"));
+                failures.push(format!("signal {signal} trial {i}: {why}"));
             }
         }
         i += 1;
     }
-    assert!(
-        hits >= count,
-        "only {hits} of {i} kill trials hit a live victim"
-    );
+    assert!(hits >= count, "only {hits} of {i} trials hit a live victim");
     assert!(
         failures.is_empty(),
         "{} failed:\n{}",
@@ -599,11 +616,47 @@ fn kill_trials(mpi: Mpi, count: usize) {
     );
 }
 
+/// At least `count` SIGKILL trials on `mpi` ([`signal_trials`]).
+fn kill_trials(mpi: Mpi, count: usize) {
+    signal_trials(mpi, libc::SIGKILL, "", count);
+}
+
 #[test]
 fn survivors_finish_after_sigkill_at_a_random_moment_ulfm() {
-    // The ULFM back-end (Open MPI 5, `--with-ft ulfm`). MPICH's Hydra ends
-    // the job on any signal death (docs/fault-tolerance.md).
+    // The ULFM back-end (Open MPI 5, `--with-ft ulfm`).
     kill_trials(Mpi::OpenMpi5, 20);
+}
+
+#[test]
+fn survivors_finish_after_sigkill_at_a_random_moment_mpich() {
+    // Hydra kills every process of a node after a death by a signal unless
+    // the application runs under `redio exec --supervise` (src/cli/supervise.rs).
+    kill_trials(Mpi::Mpich, 20);
+}
+
+#[test]
+fn survivors_finish_after_sigkill_at_a_random_moment_openmpi() {
+    kill_trials(Mpi::OpenMpi, 20);
+}
+
+#[test]
+fn a_stopped_replica_is_failed_and_killed_after_the_timeout() {
+    // SIGSTOP: the process lives but makes no progress. Its peers kill it
+    // after `faults.timeout` and fail over (a run that hung would end by
+    // the harness's timeout and fail).
+    signal_trials(
+        Mpi::Mpich,
+        libc::SIGSTOP,
+        "faults: {timeout: 2s, heartbeat: 500ms}\n",
+        4,
+    );
+}
+
+#[test]
+fn a_replica_ended_by_sigterm_is_survived_under_mpich() {
+    // Hydra ends the job after a death by a signal unless the application
+    // runs supervised (src/cli/supervise.rs); SIGTERM is what a user sends.
+    signal_trials(Mpi::Mpich, libc::SIGTERM, "", 4);
 }
 
 #[test]
