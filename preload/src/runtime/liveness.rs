@@ -24,8 +24,10 @@
 //! failed replica a whole `faults.heartbeat` late).
 
 use crate::runtime::{heartbeat, rawfs};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
 
 /// One process of the job, as seen at start-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +131,18 @@ pub fn is_alive(world_rank: u32) -> bool {
     }
 }
 
+/// Kills `world_rank` (SIGKILL) if it runs on this node: a process that
+/// must not go on (outvoted, or stopped too long) and did not leave.
+pub fn kill_if_local(world_rank: u32) {
+    let (Some(peers), Some(&host)) = (PEERS.get(), HOST.get()) else {
+        return;
+    };
+    if let Some(peer) = peers.get(world_rank as usize).filter(|p| p.host == host) {
+        // SAFETY: signalling a process of this job.
+        unsafe { libc::kill(peer.pid, libc::SIGKILL) };
+    }
+}
+
 /// The name of this job's directory, the same in every process: world
 /// rank 0's process id and host.
 pub fn job_name() -> String {
@@ -166,13 +180,15 @@ pub fn first_dead(world_ranks: &[u32]) -> Option<u32> {
 }
 
 /// A process on this host is alive unless it is gone or a zombie (dead,
-/// not yet reaped by its launcher).
+/// not yet reaped by its launcher), or stopped for too long
+/// ([`stopped_too_long`]).
 fn process_alive(pid: i32) -> bool {
     if gone(pid) {
         return false;
     }
     match process_state(pid) {
         Some(b'Z' | b'X' | b'x') => false,
+        Some(b'T') => !stopped_too_long(pid),
         Some(_) => true,
         // No `/proc` entry although the process existed a moment ago: its
         // launcher reaped the zombie in between. Counting that as alive made
@@ -182,6 +198,60 @@ fn process_alive(pid: i32) -> bool {
         None => !gone(pid),
     }
 }
+
+/// A stopped process (`SIGSTOP`, `SIGTSTP`: state `T`) makes no progress
+/// while its peers wait for it, and would write stale data if continued
+/// later. Once this process has seen it stopped for `faults.timeout`, it
+/// kills it (SIGKILL) and counts it dead: its replica retires and its
+/// replica set fails over. Processes stopped by a debugger (state `t`) are
+/// left alone.
+///
+/// The time counts only across observations at most two heartbeat periods
+/// apart (the watchdog looks once per period; waits far more often): a
+/// whole job stopped and continued (Ctrl-Z on the launcher) stopped the
+/// observer too, and the gap in its observations restarts the count.
+fn stopped_too_long(pid: i32) -> bool {
+    let Some(faults) = crate::runtime::settings::get().map(|c| &c.faults) else {
+        return false;
+    };
+    let (limit, gap) = (faults.timeout, 2 * faults.heartbeat);
+    let now = Instant::now();
+    let mut seen = STOPPED_SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    seen.retain(|_, watch| now.duration_since(watch.last) <= gap);
+    let watch = seen.entry(pid).or_insert(StopWatch {
+        first: now,
+        last: now,
+    });
+    watch.last = now;
+    if now.duration_since(watch.first) < limit {
+        return false;
+    }
+    crate::log!(
+        Warn,
+        "process {pid} has been stopped for {limit:?} (faults.timeout) while its peers wait: \
+         it is killed and counts as failed"
+    );
+    // SAFETY: signalling a process of this job.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    // Dead for this process only once it is dead for every other one: the
+    // fail-over that follows finds the dead by the same check.
+    let killed = Instant::now();
+    while !gone(pid)
+        && !matches!(process_state(pid), Some(b'Z' | b'X' | b'x') | None)
+        && killed.elapsed() < limit
+    {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    true
+}
+
+/// When this process first and last saw a process stopped.
+struct StopWatch {
+    first: Instant,
+    last: Instant,
+}
+
+static STOPPED_SEEN: Mutex<BTreeMap<i32, StopWatch>> = Mutex::new(BTreeMap::new());
 
 /// Whether no process `pid` exists any more (`kill(pid, 0)` fails with
 /// `ESRCH`).
