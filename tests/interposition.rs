@@ -1169,9 +1169,10 @@ fn on_mismatch_abort_ends_the_job() {
     );
 }
 
-/// Replicas that issue different calls: detected before any protocol runs,
-/// reported with both sides' calls, EIO on every replica, and the replicas
-/// go on in step afterwards.
+/// Replicas that issue different calls: detected before any protocol runs
+/// and reported with both sides' calls. At r=2 every replica gets EIO and
+/// they go on in step afterwards; at r=3 the odd replica is outvoted and
+/// retires, and the other two run the call and finish.
 #[test]
 fn diverging_replicas_are_detected_and_reported_mpich() {
     let mpi = Mpi::Mpich;
@@ -1189,14 +1190,29 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
         let what = format!("io_diverge r={degree} read {read}");
         check_success(&job, &what);
         for (world, out) in &job.ranks {
+            let replica = world / RANKS;
+            let expected = match (degree, replica) {
+                (2, _) => "shared diverging step: -1 EIO",
+                (_, 1) => continue,
+                _ => "shared diverging step: 100",
+            };
             assert!(
-                out.contains("shared diverging step: -1 EIO"),
-                "{what}: world rank {world} must get EIO:\n{out}"
+                out.contains(expected),
+                "{what}: world rank {world} must print {expected:?}:\n{out}"
             );
             assert!(
                 out.contains("shared read block: 4096 crc"),
                 "{what}: world rank {world} must go on in step:\n{out}"
             );
+        }
+        if degree == 3 {
+            for world in [RANKS, RANKS + 1] {
+                let out = job.ranks.get(&world).cloned().unwrap_or_default();
+                assert!(
+                    !out.contains("read block"),
+                    "{what}: outvoted world rank {world} must have retired:\n{out}"
+                );
+            }
         }
         for rank in 0..RANKS {
             let path = area.shared_file(&format!("diverge.{rank}.dat"));
@@ -1214,6 +1230,55 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
                 "{what}: the divergence of rank {rank} must be reported with both calls:\n{}",
                 job.stderr
             );
+        }
+    }
+}
+
+/// A replica one coordinated call off (an extra write, or a read skipped)
+/// meets the others' `MPI_Finalize` with a call of its own at the end. At
+/// r=2 the job ends with exit code 75 and the divergence on record; at
+/// r=3 the odd replica is outvoted and the job completes. Never a hang.
+#[test]
+fn a_replica_one_call_off_ends_the_job_instead_of_hanging_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, DIVERGE, Flavour::O0);
+    for mode in ["extra", "skip"] {
+        for degree in [2, 3] {
+            let area = Area::new(&format!("diverge-{mode}-r{degree}"), true);
+            let job = replicated(
+                mpi,
+                &exe,
+                &area,
+                (degree, "block"),
+                &[],
+                &[("IO_DIVERGE_MODE", mode)],
+            );
+            let what = format!("io_diverge {mode} r={degree}");
+            assert!(!job.timed_out(), "{what}: the job hung:\n{job:#?}");
+            assert!(
+                job.stderr.contains("divergence"),
+                "{what}: the divergence must be reported:\n{}",
+                job.stderr
+            );
+            if degree == 2 {
+                assert_eq!(job.code, Some(75), "{what}: exit code:\n{job:#?}");
+                assert!(
+                    job.stderr.contains(
+                        "at MPI_Finalize, with no majority to outvote a replica: ending the job"
+                    ),
+                    "{what}: the end must be explained:\n{}",
+                    job.stderr
+                );
+            } else {
+                check_success(&job, &what);
+                for world in [0, 1, 2 * RANKS, 2 * RANKS + 1] {
+                    let out = job.ranks.get(&world).cloned().unwrap_or_default();
+                    assert!(
+                        out.contains("shared close: 0"),
+                        "{what}: world rank {world} must finish:\n{out}"
+                    );
+                }
+            }
         }
     }
 }

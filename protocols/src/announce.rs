@@ -49,6 +49,28 @@ pub struct Divergence {
     pub operations: Vec<Operation>,
 }
 
+impl Divergence {
+    /// The operation more than half of the replicas announced, if any: at
+    /// r=3 one odd replica is outvoted; at r=2 nobody is.
+    pub fn majority(&self) -> Option<&Operation> {
+        self.operations.iter().find(|candidate| {
+            let votes = self.operations.iter().filter(|op| op == candidate).count();
+            2 * votes > self.operations.len()
+        })
+    }
+
+    /// The replicas (by index) that announced something other than the
+    /// majority; empty when there is no majority.
+    pub fn outvoted(&self) -> Vec<usize> {
+        let Some(majority) = self.majority() else {
+            return Vec::new();
+        };
+        (0..self.operations.len())
+            .filter(|&replica| &self.operations[replica] != majority)
+            .collect()
+    }
+}
+
 impl fmt::Display for Divergence {
     /// E.g. `divergence: rank 0 operation 17: replica 0 read(/nfs/a, offset
     /// 0, 4096 bytes); replica 1 write(/nfs/a, offset 0, 4096 bytes)`.
@@ -140,5 +162,27 @@ mod tests {
             announce(&mut link, 0, 1, &op("read", 16 + me)).unwrap()
         });
         assert!(sizes.iter().all(Option::is_some));
+    }
+
+    fn divergence(kinds: &[&str]) -> Divergence {
+        Divergence {
+            rank: 0,
+            seq: 3,
+            operations: kinds.iter().map(|k| op(k, 4)).collect(),
+        }
+    }
+
+    #[test]
+    fn at_three_replicas_the_odd_one_is_outvoted() {
+        let d = divergence(&["write", "MPI_Finalize", "MPI_Finalize"]);
+        assert_eq!(d.majority(), Some(&op("MPI_Finalize", 4)));
+        assert_eq!(d.outvoted(), vec![0]);
+    }
+
+    #[test]
+    fn two_replicas_or_three_different_calls_have_no_majority() {
+        assert_eq!(divergence(&["write", "read"]).majority(), None);
+        assert!(divergence(&["write", "read"]).outvoted().is_empty());
+        assert!(divergence(&["write", "read", "open"]).outvoted().is_empty());
     }
 }

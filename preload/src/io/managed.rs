@@ -14,6 +14,7 @@
 //! - Each replica keeps the file offset itself: the real descriptor of a
 //!   replica that did not write has not moved.
 
+use super::divergence;
 use super::failover::{self, Stop};
 use super::faults;
 use super::link::MpiLink;
@@ -25,8 +26,8 @@ use crate::runtime::{membership, settings, world};
 use redio_core::{config, join};
 use redio_protocols::tag::{tag, Step};
 use redio_protocols::{
-    announce, read, write, Errno, FileIo, LinkError, Mismatch, OnMismatch, OpContext, OpError,
-    Operation, Placement, Policy, ReadProtocol, ReplicaLink, WriteProtocol,
+    read, write, Errno, FileIo, LinkError, Mismatch, OnMismatch, OpContext, OpError, Operation,
+    Placement, Policy, ReadProtocol, ReplicaLink, WriteProtocol,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
@@ -104,14 +105,11 @@ fn report_mismatch(mismatch: Mismatch) {
         OnMismatch::Warn => crate::log!(Warn, "{mismatch}"),
         OnMismatch::Abort => {
             crate::log!(Error, "{mismatch}; on_mismatch is abort: ending the job");
-            crate::mpi::lifecycle::abort_job(EXIT_MISMATCH);
+            crate::mpi::lifecycle::abort_job(divergence::EXIT_MISMATCH);
         }
         _ => crate::log!(Error, "{mismatch}"),
     }
 }
-
-/// The exit code of a job ended by `on_mismatch: abort`.
-const EXIT_MISMATCH: i32 = 75;
 
 /// This process's replica index (the original one: fault-injection
 /// switches and part files name replicas by it).
@@ -221,7 +219,7 @@ fn coordinated<T>(
         op,
         |e| report_link(&op.kind, e),
         |link| {
-            agree_on_operation(link, seq, op)?;
+            divergence::agree(link, seq, op)?;
             link.set_deadline(deadline());
             step(link, seq)
         },
@@ -268,28 +266,6 @@ fn operation(kind: &str, path: impl std::fmt::Display, offset: u64, len: u64) ->
         path: path.to_string(),
         offset,
         len,
-    }
-}
-
-/// Checks that every replica is about to run `op` as operation `seq`
-/// ([`redio_protocols::announce`]). A divergence is logged with every
-/// replica's call and fails the operation with `EIO` on every replica (or
-/// ends the job under `on_mismatch: abort`).
-fn agree_on_operation(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<(), Stop> {
-    let rank = world::identity().map_or(0, |i| i.placement.rank);
-    match announce(link, rank, seq, op) {
-        Ok(None) => Ok(()),
-        Ok(Some(divergence)) => {
-            let abort =
-                settings::get().is_some_and(|c| c.voting.on_mismatch == config::OnMismatch::Abort);
-            if abort {
-                crate::log!(Error, "{divergence}; on_mismatch is abort: ending the job");
-                crate::mpi::lifecycle::abort_job(EXIT_MISMATCH);
-            }
-            crate::log!(Error, "{divergence}; every replica returns EIO");
-            Err(Stop::Errno(libc::EIO))
-        }
-        Err(error) => Err(Stop::from(error)),
     }
 }
 
@@ -637,7 +613,7 @@ impl ManagedFile {
             &announced,
             |e| report_link(&announced.kind, e),
             |link| {
-                agree_on_operation(link, seq, &announced)?;
+                divergence::agree(link, seq, &announced)?;
                 link.set_deadline(deadline());
                 faults::maybe_die(seq);
                 let mut on_mismatch = report_mismatch;
@@ -931,6 +907,14 @@ pub fn settle_all() {
             );
         }
     }
+}
+
+/// Announces `MPI_Finalize` to the replica set under the next sequence
+/// number (without taking it: it is not an operation on a file), so that
+/// a replica with an extra coordinated call meets it instead of waiting
+/// forever ([`divergence`]).
+pub fn announce_finalize() {
+    divergence::announce_finalize(SEQUENCE.load(Ordering::Relaxed));
 }
 
 /// Number of coordinated operations this process took part in.

@@ -7,13 +7,15 @@
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
 //! - [`table`]: managed descriptors and streams;
 //! - [`managed`]: the coordinated operations; [`failover`]: running one
-//!   again when a replica dies;
+//!   again when a replica dies; [`divergence`]: replicas that issue
+//!   different calls;
 //! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers;
 //! - [`link`]: the replicas' MPI message link; [`faults`]: the replica's
 //!   real file, with test-only fault injection.
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
+pub mod divergence;
 pub mod failover;
 pub mod faults;
 pub mod hooks;
@@ -59,6 +61,7 @@ pub fn stop() {
     if route::active() {
         stdio::flush_all();
         managed::settle_all();
+        managed::announce_finalize();
         crate::log!(Debug, "{} coordinated operations", managed::operations());
     }
     route::finish();

@@ -123,6 +123,22 @@ pub fn retire(dead: u32) -> ! {
     leave(EXIT_RETIRED)
 }
 
+/// Leaves the job because this process's replica was outvoted: it issued
+/// another call than the majority of its replica set (a divergence). Its
+/// replica stops like a failed one; the majority goes on without it.
+pub fn retire_diverged() -> ! {
+    membership::note_failure();
+    let me = ME.get().copied().unwrap_or(0);
+    let because = process(me);
+    crate::log!(
+        Warn,
+        "replica {} diverged from its replica set: it is retired, this process stops",
+        because.replica
+    );
+    report::event(Event::Retired { because });
+    leave(EXIT_RETIRED)
+}
+
 /// Ends this process at once with `code`, without `MPI_Finalize`. Under
 /// the ULFM back-end a non-zero code is never reported to the survivors,
 /// and an exit in a thread other than the MPI one was seen to go
