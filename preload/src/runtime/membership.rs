@@ -347,6 +347,10 @@ fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
         requests.push(request);
     }
     let watched: Vec<u32> = others.iter().map(|&i| old.members[i]).collect();
+    crate::log!(
+        Debug,
+        "fail-over: meeting {watched:?} about dead mask {mask:#x} at operation {seq}"
+    );
     let mut statuses = vec![unsafe { std::mem::zeroed() }; requests.len()];
     let rc = poll::wait_each(
         &mut requests,
@@ -371,6 +375,7 @@ fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
         }
         return Meeting::Wider(wider);
     }
+    crate::log!(Debug, "fail-over: met {watched:?}: they sent {theirs:?}");
     let union = theirs.iter().fold(mask, |m, t| m | t[1]);
     if union != mask {
         return Meeting::Wider(union);

@@ -27,7 +27,7 @@
 use crate::mpi::{ffi, pmpi};
 use crate::runtime::guard::InsideMpi;
 use crate::runtime::handle::HandleBits;
-use crate::runtime::{liveness, ulfm_backend};
+use crate::runtime::{liveness, ulfm_backend, watchdog};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -95,6 +95,8 @@ pub fn until_moved(
             Err(code) => return blame_a_death(code, watch),
             Ok(false) => {}
         }
+        // Between two MPI calls: where a retiring process may leave.
+        watchdog::retire_at_safe_point();
         if let (Watch::Processes(ranks), true) = (watch, liveness::enabled()) {
             let hints = liveness::hints();
             let hinted = HINTS_SEEN.load(Ordering::Relaxed) != hints;
