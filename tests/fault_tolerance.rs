@@ -607,6 +607,12 @@ fn signal_trials(mpi: Mpi, signal: i32, extra_yaml: &str, count: usize) {
         }
         i += 1;
     }
+    // The soak (benches/soak.sh) reads this line.
+    eprintln!(
+        "signal trials: {signal} on {}: {i} run, {hits} hit a live victim, {} failed",
+        mpi.key(),
+        failures.len()
+    );
     assert!(hits >= count, "only {hits} of {i} trials hit a live victim");
     assert!(
         failures.is_empty(),
@@ -616,8 +622,13 @@ fn signal_trials(mpi: Mpi, signal: i32, extra_yaml: &str, count: usize) {
     );
 }
 
-/// At least `count` SIGKILL trials on `mpi` ([`signal_trials`]).
+/// At least `count` SIGKILL trials on `mpi` ([`signal_trials`]), or
+/// `REDIO_FT_KILL_TRIALS` of them (the soak: docs/fault-tolerance.md).
 fn kill_trials(mpi: Mpi, count: usize) {
+    let count = std::env::var("REDIO_FT_KILL_TRIALS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(count);
     signal_trials(mpi, libc::SIGKILL, "", count);
 }
 
