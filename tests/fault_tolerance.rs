@@ -408,6 +408,22 @@ fn two_failures_in_one_run_at_three_replicas() {
 }
 
 #[test]
+fn two_deaths_in_one_replica_set_within_one_operation_at_three_replicas() {
+    reference();
+    // Replicas 0 and 1 of rank 0 die in the same write (the master after
+    // its first pwrite, the other before touching the file): replica 2 is
+    // left alone for both logical ranks and finishes the job.
+    let trial = Trial {
+        read: "distributed-chunked",
+        write: "distributed",
+        degree: 3,
+        deaths: format!("{}:2:exit:1,{}:2:kill", world(0, 0), world(1, 0)),
+        victims: vec![world(0, 0), world(1, 0)],
+    };
+    run_trial("two-deaths-one-op", &trial).unwrap();
+}
+
+#[test]
 fn the_leader_dies_after_truncating_in_open() {
     reference();
     // Operation 0 is open(O_CREAT|O_TRUNC); operation 11 is fopen("w").
