@@ -5,6 +5,9 @@
 #     other 3 write their file 6 s later, silent or with a line printed.
 #  2. UCX and a sender that vanishes mid-message: how often the receiver
 #     dies of a UCX fatal error, per UCX setting.
+#  3. Open MPI 5 (ULFM, the project venv's): how often a process waiting in
+#     a barrier dies when two processes outside its communicator die, with
+#     and without SIGPIPE ignored.
 #   benches/experiments/run.sh [RUNS=12]
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -36,4 +39,20 @@ for setting in "UCX_RNDV_THRESH=auto" "UCX_RNDV_THRESH=inf" "UCX_TLS=^cma"; do
   done
   echo "$setting: the receiver died in $fatal of $runs runs"
 done
+echo "== 3. ULFM: rank 0 waits in a barrier while ranks 2 and 3 die ($runs runs each)"
+venv=$(cd "$OLDPWD/../.." && pwd)/.venv/bin
+if [ -x "$venv/mpicc" ]; then
+  "$venv/mpicc" -o ulfm_sigpipe "$OLDPWD/ulfm_sigpipe.c"
+  root=$([ "$(id -u)" = 0 ] && echo --allow-run-as-root)
+  for ignore in "" ignore; do
+    lost=0
+    for _ in $(seq "$runs"); do
+      rm -f fate.*
+      timeout 60 "$venv/mpirun" --with-ft ulfm --mca mpi_ft_propagator_with_rbcast true \
+        --oversubscribe $root -n 4 ./ulfm_sigpipe $ignore >/dev/null 2>&1
+      grep -q done fate.0 2>/dev/null || lost=$((lost + 1))
+    done
+    echo "SIGPIPE ${ignore:-default}: rank 0 died in $lost of $runs runs ($(cat fate.0 2>/dev/null))"
+  done
+fi
 rm -rf "$work"

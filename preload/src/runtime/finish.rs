@@ -3,7 +3,10 @@
 //! leave without finalizing.
 
 use crate::mpi::{ffi, pmpi};
-use crate::runtime::{guard::InsideMpi, liveness, log, membership, poll, report, watchdog, world};
+use crate::runtime::{
+    guard::InsideMpi, heartbeat, liveness, log, membership, poll, report, ulfm_backend, watchdog,
+    world,
+};
 use redio_core::job;
 use redio_core::outcome::Event;
 
@@ -96,6 +99,9 @@ fn leave_without_finalize(everyone: &[u32]) -> Finalize {
     if let Some(identity) = world::identity() {
         liveness::mark_finished(identity.world_rank);
     }
+    if ulfm_backend::active() {
+        wait_until_everyone_is_done(everyone);
+    }
     let _ = world::uninstall();
     if world::identity().is_some_and(|i| i.placement.rank == 0) {
         crate::log!(
@@ -104,4 +110,29 @@ fn leave_without_finalize(everyone: &[u32]) -> Finalize {
         );
     }
     Finalize::Skip
+}
+
+/// Waits until every process of `everyone` this one can see (on this node,
+/// or anywhere with heartbeats) has finished or died.
+///
+/// Why: under Open MPI 5 (PRRTE), a process that exits without
+/// `MPI_Finalize` is "terminated without sync", and the runtime then kills
+/// every process still running. A survivor that finished first killed the
+/// last survivor of another logical rank, still failing over (seen with
+/// `--prtemca errmgr_base_verbose 5`: "terminated without sync", then
+/// "kill_local_proc working on WILDCARD"; the test
+/// `a_death_open_mpi_never_reports_is_survived_by_process_id_ulfm` lost
+/// its rank 0 this way on a loaded machine, 4 runs of 4).
+fn wait_until_everyone_is_done(everyone: &[u32]) {
+    let visible: Vec<u32> = everyone
+        .iter()
+        .copied()
+        .filter(|&w| heartbeat::on() || liveness::all_local(&[w]))
+        .collect();
+    while !visible
+        .iter()
+        .all(|&w| liveness::finished(w) || liveness::failed(w))
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

@@ -102,6 +102,12 @@ pub fn alive(world_rank: u32) -> bool {
     now.duration_since(entry.changed) <= beats.timeout
 }
 
+/// Whether beats are on (`faults.heartbeat_dir`): peers on other nodes can
+/// be seen alive, dead or finished.
+pub fn on() -> bool {
+    BEATS.get().is_some()
+}
+
 /// Leaves `world_rank`'s finished marker in the beat directory.
 pub fn mark_finished(world_rank: u32) {
     if let Some(beats) = BEATS.get() {

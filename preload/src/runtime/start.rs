@@ -182,6 +182,9 @@ fn start_fault_handling(config: &Config, topology: &Topology, world_rank: u32) {
     let survive = config.faults.on_replica_failure == OnReplicaFailure::Continue;
     // Only MPICH ends the job on a death by signal (docs/fault-tolerance.md).
     watchdog::install_signal_handlers(survive && flavour::built_for() == "MPICH");
+    if survive && ulfm_backend::active() {
+        watchdog::ignore_broken_pipes();
+    }
     if let Some(dir) = &config.faults.heartbeat_dir {
         heartbeat::start(
             dir,
