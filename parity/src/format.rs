@@ -28,6 +28,10 @@ const PREFIX_LEN: usize = 16;
 /// gigabytes.
 pub const MAX_HEADER_LEN: u32 = 64 << 20;
 
+/// Upper bound on a member's logical file and on one payload chunk (2^56
+/// bytes, 64 PiB): sums and offsets of valid headers never overflow.
+pub const MAX_LOGICAL_LEN: u64 = 1 << 56;
+
 /// One protected file of a member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileMeta {
@@ -400,13 +404,41 @@ impl Header {
                 self.set_id, self.set_count
             ));
         }
-        for m in &self.members {
+        for (i, m) in self.members.iter().enumerate() {
             if m.logical_rank >= self.logical_ranks {
                 return bad(format!(
                     "logical rank {} but the job has {} rank(s)",
                     m.logical_rank, self.logical_ranks
                 ));
             }
+            if let Some(j) = self.members[..i]
+                .iter()
+                .position(|o| o.logical_rank == m.logical_rank)
+            {
+                return bad(format!(
+                    "members {j} and {i} both claim logical rank {} (forged or mixed-up header)",
+                    m.logical_rank
+                ));
+            }
+            let mut total = 0u64;
+            for (k, f) in m.files.iter().enumerate() {
+                if m.files[..k].iter().any(|o| o.path == f.path) {
+                    return bad(format!("member {i} lists the file `{}` twice", f.path));
+                }
+                total = match total.checked_add(f.size) {
+                    Some(t) if t <= MAX_LOGICAL_LEN => t,
+                    _ => {
+                        return bad(format!(
+                            "member {i}'s file sizes add up to more than {MAX_LOGICAL_LEN} bytes"
+                        ))
+                    }
+                };
+            }
+        }
+        if self.payload.iter().any(|c| c.len > MAX_LOGICAL_LEN) {
+            return bad(format!(
+                "a payload chunk is longer than {MAX_LOGICAL_LEN} bytes"
+            ));
         }
         let expect = match self.scheme {
             Scheme::Single => 0,
