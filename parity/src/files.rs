@@ -350,11 +350,21 @@ impl AtomicFile {
         self.file
             .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
         let t = if mtime_sec >= 0 {
-            UNIX_EPOCH + Duration::new(mtime_sec as u64, mtime_nsec)
+            UNIX_EPOCH.checked_add(Duration::new(mtime_sec as u64, mtime_nsec.min(999_999_999)))
         } else {
-            UNIX_EPOCH - Duration::from_secs(mtime_sec.unsigned_abs())
-                + Duration::from_nanos(mtime_nsec as u64)
+            UNIX_EPOCH
+                .checked_sub(Duration::from_secs(mtime_sec.unsigned_abs()))
+                .and_then(|t| t.checked_add(Duration::from_nanos(mtime_nsec as u64)))
         };
+        let t = t.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: recorded modification time {mtime_sec}.{mtime_nsec:09} is out of range",
+                    self.dest.display()
+                ),
+            )
+        })?;
         self.file.set_modified(t)
     }
 

@@ -115,6 +115,14 @@ fn yaml_message(error: &YamlError) -> String {
         }
         other => {
             let text = DefaultMessageFormatter.format_message(other);
+            if text.contains("budget breached") {
+                return format!(
+                    "the document is too large for a configuration (the YAML parser stops at \
+                     {} nodes: keys, values and list items); a redio configuration has a few \
+                     dozen: is this the right file?",
+                    MAX_YAML_NODES
+                );
+            }
             match HINTS.iter().find(|(cause, _)| text.contains(cause)) {
                 Some((_, hint)) => format!("invalid YAML: {text} ({hint})"),
                 None => format!("invalid YAML: {text}"),
@@ -122,6 +130,9 @@ fn yaml_message(error: &YamlError) -> String {
         }
     }
 }
+
+/// The number of YAML nodes serde-saphyr's default budget allows.
+const MAX_YAML_NODES: usize = 250_000;
 
 /// Advice added to parser messages that contain the first text.
 const HINTS: &[(&str, &str)] = &[

@@ -232,6 +232,32 @@ impl Kind for Template {
     }
 }
 
+/// A `parity.files` pattern: an absolute path that may use `{replica}`,
+/// `{rank}` and the wildcards `*` and `?` (a relative one would be
+/// refused by every rank at run time, leaving the job without redundancy).
+pub(crate) struct AbsoluteGlob;
+
+impl Kind for AbsoluteGlob {
+    type Out = String;
+
+    fn expects(&self) -> String {
+        "an absolute path pattern that may use {replica}, {rank}, * and ?".to_string()
+    }
+
+    fn parse(&self, text: &str) -> Result<String, String> {
+        non_empty(text, "a path pattern")?;
+        check_template(text)?;
+        if !text.starts_with('/') {
+            return Err(format!(
+                "{text:?} is not an absolute path (it must start with /, e.g. \
+                 \"/scratch/ckpt/rank{{rank}}/*.dat\")"
+            ));
+        }
+        Glob::new(text)?;
+        Ok(text.to_string())
+    }
+}
+
 /// A file-system type name such as `lustre`.
 pub(crate) struct FsType;
 
