@@ -98,6 +98,11 @@ const CASES: &[Case] = &[
     case("null list item", "version: 1\nlocal:\n  paths: [/tmp, ~]\n", 3, 17, "local.paths[1]: expected an absolute path, found no value"),
     case("bad fs type", "version: 1\nshared:\n  fs_types: [nfs, \"my fs\"]\n", 3, 19, "shared.fs_types[1]: \"my fs\" is not a file-system type name"),
     case("bad log file placeholder", "version: 1\nlog:\n  file: /logs/{rank.log\n", 3, 9, "log.file: unclosed \"{\" in \"/logs/{rank.log\""),
+    // Checked here, not at run time (issue 19).
+    case("relative parity.files glob", "version: 1\nparity:\n  files: [\"/ckpt/*.dat\", \"ckpt/rank{rank}/*.dat\"]\n", 3, 26, "parity.files[1]: \"ckpt/rank{rank}/*.dat\" is not an absolute path (it must start with /"),
+    case("bad parity.files glob", "version: 1\nparity:\n  files: [\"/ckpt/[ab].dat\"]\n", 3, 11, "parity.files[0]: \"[\" is not supported"),
+    case("rs beyond GF(2^8)", "version: 1\nparity:\n  scheme: rs\n  set_size: 200\n  rs_parity: 100\n", 5, 14, "parity.rs_parity: 100 with parity.set_size 200 makes 300, but Reed-Solomon over GF(2^8) allows set_size + rs_parity <= 256"),
+    case("remap.to escaping through ..", "version: 1\nremap:\n  - prefix: /scratch/out\n    to: /scratch/out/../../../etc/r{replica}\n", 3, 5, "remap[0].to: \"/scratch/out/../../../etc/r{replica}\" leads to \"/etc/r{replica}\" through `..`, outside every declared directory"),
 ];
 
 #[test]

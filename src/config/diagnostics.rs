@@ -115,13 +115,8 @@ fn yaml_message(error: &YamlError) -> String {
         }
         other => {
             let text = DefaultMessageFormatter.format_message(other);
-            if text.contains("budget breached") {
-                return format!(
-                    "the document is too large for a configuration (the YAML parser stops at \
-                     {} nodes: keys, values and list items); a redio configuration has a few \
-                     dozen: is this the right file?",
-                    MAX_YAML_NODES
-                );
+            if let Some(breach) = text.split("budget breached: ").nth(1) {
+                return budget_message(breach);
             }
             match HINTS.iter().find(|(cause, _)| text.contains(cause)) {
                 Some((_, hint)) => format!("invalid YAML: {text} ({hint})"),
@@ -131,8 +126,21 @@ fn yaml_message(error: &YamlError) -> String {
     }
 }
 
-/// The number of YAML nodes serde-saphyr's default budget allows.
-const MAX_YAML_NODES: usize = 250_000;
+/// A parser budget breach (`Nodes { nodes: 250001 }`) in words.
+fn budget_message(breach: &str) -> String {
+    let kind = breach.split_whitespace().next().unwrap_or_default();
+    let count: String = breach.chars().filter(char::is_ascii_digit).collect();
+    let what = match kind {
+        "Depth" => format!("is nested {count} levels deep"),
+        "Nodes" => format!("has {count} nodes (keys, values, list items) or more"),
+        "Aliases" | "Anchors" => format!("uses more than {count} YAML {}", kind.to_lowercase()),
+        _ => format!("exceeds the parser's limit on {} ({count})", kind.to_lowercase()),
+    };
+    format!(
+        "invalid YAML: the document {what}, far beyond any configuration (which has a few dozen \
+         keys, three levels deep): is this the right file?"
+    )
+}
 
 /// Advice added to parser messages that contain the first text.
 const HINTS: &[(&str, &str)] = &[

@@ -157,11 +157,14 @@ fn read(path: &Path, name: &str, named_by_env: bool) -> Result<Vec<u8>, Diagnost
         } else {
             String::new()
         };
+        // The diagnostic names the file already.
+        let text = error.to_string();
+        let text = text.strip_prefix(&format!("{name}: ")).unwrap_or(&text);
         Diagnostic::new(
             name,
             0,
             0,
-            format!("cannot read the configuration file{by}: {error}"),
+            format!("cannot read the configuration file{by}: {text}"),
         )
     })
 }
