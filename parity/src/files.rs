@@ -469,6 +469,59 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_is_a_name_part_not_a_path() {
+        for bad in ["", "../../x", "a/b", ".x", "a\0b"] {
+            assert!(check_prefix(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_prefix("redio-parity").is_ok());
+    }
+
+    #[test]
+    fn an_atomic_file_never_writes_through_a_planted_link() {
+        let dir = std::env::temp_dir().join(format!("redio-parity-plant-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        let outside = dir.join("outside.dat");
+        std::fs::write(&outside, b"outside").unwrap();
+        let dest = dir.join("root/ckpt.dat");
+        // Links at every temporary name this process could use, the old
+        // one (without a counter) included.
+        let pid = std::process::id();
+        let mut planted = vec![format!(".ckpt.dat.redio-tmp.{pid}")];
+        planted.extend((0..4).map(|n| format!(".ckpt.dat.redio-tmp.{pid}.{n}")));
+        for name in &planted {
+            std::os::unix::fs::symlink(&outside, dir.join("root").join(name)).unwrap();
+        }
+        let f = AtomicFile::create(&dest).unwrap();
+        f.write_at(b"rebuilt", 0).unwrap();
+        f.sync().unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"outside");
+        let meta = std::fs::symlink_metadata(&dest).unwrap();
+        assert!(meta.is_file(), "the final file is a regular file");
+        assert_eq!(std::fs::read(&dest).unwrap(), b"rebuilt");
+        for name in &planted {
+            let m = std::fs::symlink_metadata(dir.join("root").join(name)).unwrap();
+            assert!(m.file_type().is_symlink(), "{name} left alone");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn header_paths_that_collide_or_name_redio_files_are_refused() {
+        let mut h = crate::format::tests::sample();
+        assert!(check_header_paths(&h, "redio-parity", false).is_ok());
+        h.members[0].files[0].path = "redio-parity.s0.m1.rdp".into();
+        let e = check_header_paths(&h, "redio-parity", false).unwrap_err();
+        assert!(e.why.contains("redundancy or temporary file"), "{e}");
+        let mut h = crate::format::tests::sample();
+        h.members[2].files[0].path = h.members[1].files[0].path.clone();
+        assert!(check_header_paths(&h, "redio-parity", false).is_ok());
+        let e = check_header_paths(&h, "redio-parity", true).unwrap_err();
+        assert!(e.why.contains("members 1 and 2"), "{e}");
+    }
+
+    #[test]
     fn symlink_escape_is_refused() {
         let dir = std::env::temp_dir().join(format!("redio-parity-sym-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);

@@ -568,9 +568,10 @@ pub fn file_name(prefix: &str, set_id: u32, member: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A valid XOR header of three members.
     pub(crate) fn sample() -> Header {
         let files = |n: u64| {
             vec![FileMeta {
@@ -644,6 +645,39 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a redio"));
+    }
+
+    #[test]
+    fn two_members_with_one_logical_rank_are_refused() {
+        let mut h = sample();
+        h.members[2].logical_rank = 0;
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(
+            e.to_string().contains("members 0 and 2 both claim logical rank 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sizes_past_the_cap_are_refused_before_any_arithmetic() {
+        // A file of 2^63 bytes (would overflow sums and `off_t`), and two
+        // files whose sizes overflow u64 together.
+        let mut h = sample();
+        h.members[0].files[0].size = 1 << 63;
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(e.to_string().contains("add up to more than"), "{e}");
+        let mut h = sample();
+        let mut f = h.members[1].files[0].clone();
+        f.path = "other".into();
+        f.size = u64::MAX;
+        h.members[1].files.push(f);
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(e.to_string().contains("member 1"), "{e}");
+        let mut h = sample();
+        let again = h.members[1].files[0].clone();
+        h.members[1].files.push(again);
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
     }
 
     #[test]
