@@ -359,10 +359,6 @@ pub fn join(path: &Path, tail: Tail) -> Result<Joined, JoinError> {
         out.file()
             .set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))
             .map_err(io_error(path))?;
-    } else {
-        out.file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(io_error(path))?;
     }
     let mut joined = replay_pieces(&parts, out.file())?;
     joined.tail_dropped = tail_dropped;

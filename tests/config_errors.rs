@@ -1,7 +1,7 @@
 //! Malformed configurations: each gives one specific diagnostic at the
 //! right line and column, and none panics.
 
-use redio::config::{check_file, check_str, Config, Diagnostic};
+use redio::config::{check_file, check_str, Diagnostic};
 use std::path::PathBuf;
 
 /// The environment `${VAR}` references see in these tests.
@@ -216,43 +216,4 @@ fn an_unreadable_file_is_one_clear_diagnostic() {
     );
 }
 
-/// Random damage to a valid file: whatever comes out, nothing panics, and
-/// whatever is still valid survives the wire format.
-#[test]
-fn mutated_files_never_panic() {
-    let valid = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/configs/full-reference.yaml"
-    ))
-    .unwrap();
-    let alphabet: &[u8] = b" \t\n:-[]{}#&*!|>'\"%@`,?$\\0123456789abcz\xff";
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for _ in 0..2000 {
-        let mut bytes = valid.clone();
-        for _ in 0..1 + next() % 8 {
-            let at = (next() % bytes.len() as u64) as usize;
-            let byte = alphabet[(next() % alphabet.len() as u64) as usize];
-            match next() % 3 {
-                0 => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                _ => {
-                    bytes.remove(at);
-                }
-            }
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let diagnostics = check_str(&text, "fuzz.yaml", &env);
-        assert!(diagnostics.iter().all(|d| !d.message.is_empty()));
-        if diagnostics.is_empty() {
-            let config = Config::from_yaml_str(&text, "fuzz.yaml", &env).unwrap();
-            let back = Config::from_yaml_str(&config.to_yaml(), "wire", &|_| None);
-            assert_eq!(back, Ok(config), "{text}");
-        }
-    }
-}
+// Random damage to valid files: tests/fuzz_parsers.rs (fuzz_configuration).

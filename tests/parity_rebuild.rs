@@ -616,3 +616,27 @@ fn open_mpi5_parity_at_finalize_and_collective_rebuild() {
     case.mpi = Mpi::OpenMpi5;
     check(&case);
 }
+
+#[test]
+fn a_root_without_rank_is_refused_and_rank_0_keeps_its_files() {
+    // `--root …/rank0` instead of `…/rank{rank}`: every rank works in rank
+    // 0's directory, and rank 1 would "rebuild" its files over rank 0's.
+    let mut case = Case::new("xor", 2, 2);
+    case.prefix = "pr-norank";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 2);
+    let before = snapshot(&dirs);
+    let root = rank_dir(&data, 0, 0).display().to_string();
+    let args: Vec<String> = [
+        "parity", "rebuild", "--mpi", "mpich", "-n", "2", "--root", &root,
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    let o = redio_job(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("is logical rank 0's intact file"), "{report}");
+    assert!(report.contains("refused, nothing written"), "{report}");
+    assert_eq!(snapshot(&dirs), before, "rank 0's files untouched");
+}

@@ -286,7 +286,9 @@ impl AtomicFile {
                 ".{}.redio-tmp.{pid}.{n}",
                 name.to_string_lossy()
             ));
-            match dir.create_new(&tmp, 0o600) {
+            // 0o666 under the umask, as any new file; data files get their
+            // recorded mode from `set_meta`.
+            match dir.create_new(&tmp, 0o666) {
                 Ok(file) => {
                     return Ok(AtomicFile {
                         file,

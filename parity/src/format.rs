@@ -284,7 +284,14 @@ impl Header {
         if version != VERSION {
             return Err(FormatError::Version(version));
         }
-        let _flags = r.u16("flags")?;
+        let flags = r.u16("flags")?;
+        if flags != 0 {
+            // Version 1 defines no flag: a set one is damage, or a newer
+            // writer whose meaning this code would silently drop.
+            return Err(FormatError::Invalid(format!(
+                "unknown header flags 0x{flags:04x} (version {VERSION} defines none)"
+            )));
+        }
         let len = r.u32("header length")?;
         if (len as usize) < PREFIX_LEN + 4 || len > MAX_HEADER_LEN {
             return Err(FormatError::Invalid(format!(
@@ -645,6 +652,18 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a redio"));
+    }
+
+    #[test]
+    fn unknown_flags_are_refused() {
+        // Found by tests/fuzz_parsers.rs: a set flag bit was ignored.
+        let mut b = sample().encode();
+        b[11] = 0x80;
+        let n = b.len();
+        let crc = crc32(&b[..n - 4]);
+        b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        let e = Header::decode(&b).unwrap_err();
+        assert!(e.to_string().contains("unknown header flags 0x8000"), "{e}");
     }
 
     #[test]

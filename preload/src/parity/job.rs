@@ -35,7 +35,6 @@ use redio_parity::ring;
 use redio_parity::scheme::Scheme;
 use redio_parity::stripe::StripeCode;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
