@@ -636,7 +636,7 @@ fn a_root_without_rank_is_refused_and_rank_0_keeps_its_files() {
     let o = redio_job(&args);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let report = text(&o);
-    assert!(report.contains("is logical rank 0's intact file"), "{report}");
+    assert!(report.contains("a --root without {rank}?"), "{report}");
     assert!(report.contains("refused, nothing written"), "{report}");
     assert_eq!(snapshot(&dirs), before, "rank 0's files untouched");
 }

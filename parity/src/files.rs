@@ -107,8 +107,9 @@ pub fn check_header_paths(
                     return Err(UnsafePath {
                         path: f.path.clone(),
                         why: format!(
-                            "members {o} and {m} both record it in the same directory (forged or \
-                             mixed-up header)"
+                            "members {o} and {m} both record it, and their files share one \
+                             directory: give each rank its own (a --root without {{rank}}?), or \
+                             the header is forged or mixed up"
                         ),
                     });
                 }

@@ -253,7 +253,8 @@ impl Kind for AbsoluteGlob {
                  \"/scratch/ckpt/rank{{rank}}/*.dat\")"
             ));
         }
-        Glob::new(text)?;
+        // The placeholders are expanded per rank before matching.
+        Glob::new(&crate::config::expand_placeholders(text, 0, 0))?;
         Ok(text.to_string())
     }
 }
@@ -319,6 +320,15 @@ fn non_empty<'a>(text: &'a str, what: &str) -> Result<&'a str, String> {
 mod tests {
     use super::*;
     use crate::config::schema::WriteProtocol;
+
+    #[test]
+    fn parity_file_patterns_are_absolute_globs_with_placeholders() {
+        assert!(AbsoluteGlob.parse("/ckpt/r{replica}/rank{rank}/*.dat").is_ok());
+        let e = AbsoluteGlob.parse("ckpt/*.dat").unwrap_err();
+        assert!(e.contains("not an absolute path"), "{e}");
+        assert!(AbsoluteGlob.parse("/ckpt/[ab]").is_err());
+        assert!(AbsoluteGlob.parse("/ckpt/{node}/x").is_err());
+    }
 
     #[test]
     fn integers() {
