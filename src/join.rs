@@ -222,10 +222,8 @@ fn open_part(part: &Path) -> Result<Part, JoinError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(open_error(&index)(e)),
     };
-    let records = parse_index(&bytes, size).map_err(|what| JoinError::Corrupt {
-        path: index,
-        what,
-    })?;
+    let records =
+        parse_index(&bytes, size).map_err(|what| JoinError::Corrupt { path: index, what })?;
     Ok(Part { file, records })
 }
 

@@ -123,6 +123,9 @@ fn redio_within(args: &[&str], env: &[(&str, &str)]) -> Option<Output> {
     None
 }
 
+/// Arguments, environment, and what the message must name.
+type Run<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn a_fifo_or_a_device_as_the_configuration_is_refused_without_hanging() {
     let fifo = std::env::temp_dir().join(format!("redio-config-cli-{}-fifo", std::process::id()));
@@ -131,7 +134,7 @@ fn a_fifo_or_a_device_as_the_configuration_is_refused_without_hanging() {
     // SAFETY: a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let fifo = fifo.to_str().unwrap();
-    let runs: [(&[&str], &[(&str, &str)], &str); 5] = [
+    let runs: [Run; 5] = [
         (&["config", "check", fifo], &[], "FIFO"),
         (&["config", "show", "--config", fifo], &[], "FIFO"),
         (&["config", "show"], &[("REDIO_CONFIG", fifo)], "FIFO"),

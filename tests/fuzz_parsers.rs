@@ -8,7 +8,7 @@
 mod fuzz;
 
 use redio::config::{check_str, Config};
-use redio::join::{self, index_path, part_path, parse_index, Tail, RECORD_LEN};
+use redio::join::{self, index_path, parse_index, part_path, Tail, RECORD_LEN};
 use redio::topology::Topology;
 use redio_parity::files::check_header_paths;
 use redio_parity::format::Header;

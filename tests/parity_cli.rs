@@ -69,7 +69,10 @@ fn args<'a>(head: &[&'a str], dirs: &'a [PathBuf]) -> Vec<&'a str> {
     v
 }
 
-fn snapshot(dirs: &[PathBuf]) -> Vec<(String, Vec<u8>, u32, i64, i64)> {
+/// Every data file under the rank directories: name, bytes, mode, mtime.
+type Snapshot = Vec<(String, Vec<u8>, u32, i64, i64)>;
+
+fn snapshot(dirs: &[PathBuf]) -> Snapshot {
     let mut out = Vec::new();
     for d in dirs {
         for rel in ["out", ""] {
@@ -376,7 +379,7 @@ fn a_directory_in_place_of_a_file_is_refused_before_writing() {
 }
 
 /// `n` rank directories encoded with XOR, and a snapshot of them.
-fn encoded_job(t: &Tmp, n: usize) -> (Vec<PathBuf>, Vec<(String, Vec<u8>, u32, i64, i64)>) {
+fn encoded_job(t: &Tmp, n: usize) -> (Vec<PathBuf>, Snapshot) {
     let dirs = make_job(&t.0, n);
     let o = redio(&args(
         &["parity", "encode", "--offline", "--scheme", "xor"],

@@ -217,9 +217,7 @@ impl LogicalReader {
     pub fn open(paths: &[(PathBuf, u64)]) -> io::Result<Self> {
         let files = paths
             .iter()
-            .map(|(p, n)| {
-                safe_fs::open_regular(p, Links::Follow).map(|f| (f, *n))
-            })
+            .map(|(p, n)| safe_fs::open_regular(p, Links::Follow).map(|f| (f, *n)))
             .collect::<io::Result<_>>()?;
         Ok(LogicalReader { files })
     }
@@ -283,10 +281,7 @@ impl AtomicFile {
         let pid = std::process::id();
         let mut last = None;
         for n in 0..TMP_TRIES {
-            let tmp = OsString::from(format!(
-                ".{}.redio-tmp.{pid}.{n}",
-                name.to_string_lossy()
-            ));
+            let tmp = OsString::from(format!(".{}.redio-tmp.{pid}.{n}", name.to_string_lossy()));
             // 0o666 under the umask, as any new file; data files get their
             // recorded mode from `set_meta`.
             match dir.create_new(&tmp, 0o666) {

@@ -672,7 +672,8 @@ pub(crate) mod tests {
         h.members[2].logical_rank = 0;
         let e = Header::decode(&h.encode()).unwrap_err();
         assert!(
-            e.to_string().contains("members 0 and 2 both claim logical rank 0"),
+            e.to_string()
+                .contains("members 0 and 2 both claim logical rank 0"),
             "{e}"
         );
     }

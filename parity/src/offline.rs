@@ -17,8 +17,8 @@ use crate::format::{
 };
 use crate::gf::kernel::{best, Kernel};
 use crate::partner;
-use crate::safe_fs::{self, Links};
 use crate::progress::Progress;
+use crate::safe_fs::{self, Links};
 use crate::scheme::Scheme;
 use crate::sets::{build_sets, SetError};
 use crate::stripe::{PieceBuffers, RowPlan, StripeCode};

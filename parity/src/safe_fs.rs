@@ -317,8 +317,11 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
         assert_eq!(std::fs::read(&outside).unwrap(), b"secret");
         drop(dir.create_new(OsStr::new("new"), 0o600).unwrap());
-        dir.rename(OsStr::new("new"), OsStr::new("planted")).unwrap();
-        assert!(std::fs::symlink_metadata(d.join("planted")).unwrap().is_file());
+        dir.rename(OsStr::new("new"), OsStr::new("planted"))
+            .unwrap();
+        assert!(std::fs::symlink_metadata(d.join("planted"))
+            .unwrap()
+            .is_file());
         assert_eq!(std::fs::read(&outside).unwrap(), b"secret");
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -134,7 +134,10 @@ fn budget_message(breach: &str) -> String {
         "Depth" => format!("is nested {count} levels deep"),
         "Nodes" => format!("has {count} nodes (keys, values, list items) or more"),
         "Aliases" | "Anchors" => format!("uses more than {count} YAML {}", kind.to_lowercase()),
-        _ => format!("exceeds the parser's limit on {} ({count})", kind.to_lowercase()),
+        _ => format!(
+            "exceeds the parser's limit on {} ({count})",
+            kind.to_lowercase()
+        ),
     };
     format!(
         "invalid YAML: the document {what}, far beyond any configuration (which has a few dozen \

@@ -14,9 +14,9 @@ use super::keys::TOP_KEYS;
 use super::raw::{MapOf, Node, RawDoc, VersionProbe};
 use super::schema::Config;
 use super::validate::{resolve, version_problem, EnvInput, FileInput};
+use redio_parity::safe_fs::{read_bounded, Links};
 use serde_saphyr::NonFiniteFloatPolicy;
 use std::collections::HashMap;
-use redio_parity::safe_fs::{read_bounded, Links};
 use std::path::{Path, PathBuf};
 
 /// The largest configuration file read (1 MiB): a FIFO or `/dev/zero`

@@ -323,7 +323,9 @@ mod tests {
 
     #[test]
     fn parity_file_patterns_are_absolute_globs_with_placeholders() {
-        assert!(AbsoluteGlob.parse("/ckpt/r{replica}/rank{rank}/*.dat").is_ok());
+        assert!(AbsoluteGlob
+            .parse("/ckpt/r{replica}/rank{rank}/*.dat")
+            .is_ok());
         let e = AbsoluteGlob.parse("ckpt/*.dat").unwrap_err();
         assert!(e.contains("not an absolute path"), "{e}");
         assert!(AbsoluteGlob.parse("/ckpt/[ab]").is_err());

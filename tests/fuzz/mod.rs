@@ -34,7 +34,9 @@ impl Rng {
     }
 }
 
-const BYTES: &[u8] = &[0, 1, 0x7f, 0x80, 0xff, b'/', b'.', b'\n', b':', b'-', b'{', b'[', b' '];
+const BYTES: &[u8] = &[
+    0, 1, 0x7f, 0x80, 0xff, b'/', b'.', b'\n', b':', b'-', b'{', b'[', b' ',
+];
 const WORDS: &[u64] = &[
     0,
     1,
@@ -102,7 +104,9 @@ pub fn mutate(rng: &mut Rng, input: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
 
 /// The seed inputs of `target`, sorted by name.
 pub fn corpus(target: &str) -> Vec<Vec<u8>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz/corpus")
+        .join(target);
     let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -141,7 +145,7 @@ pub fn run(target: &str, seed: u64, check: impl Fn(&[u8]) -> bool) -> Tally {
     let mut rng = Rng::new(seed);
     let deadline = Instant::now() + budget();
     let mut tally = Tally::default();
-    let mut one = |input: &[u8], tally: &mut Tally| {
+    let one = |input: &[u8], tally: &mut Tally| {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(input)));
         tally.tried += 1;
         match outcome {

@@ -28,7 +28,8 @@ use redio_parity::format::{file_name, Header};
 use redio_parity::gf::kernel::best;
 use redio_parity::job::{JobSpec, Operation, RANK_PLACEHOLDER};
 use redio_parity::offline::{
-    check_before_rebuild, check_files, check_redundancy, open_redundancy, parse_name, read_header, recoverable, Parsed, Verdict,
+    check_before_rebuild, check_files, check_redundancy, open_redundancy, parse_name, read_header,
+    recoverable, Parsed, Verdict,
 };
 use redio_parity::repair::{self, Damage, Local};
 use redio_parity::ring;

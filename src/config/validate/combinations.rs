@@ -58,9 +58,7 @@ impl Resolver<'_> {
             return;
         }
         let message = if k >= size {
-            format!(
-                "parity.rs_parity: {k} must be less than parity.set_size ({size})"
-            )
+            format!("parity.rs_parity: {k} must be less than parity.set_size ({size})")
         } else {
             format!(
                 "parity.rs_parity: {k} with parity.set_size {size} makes {}, but Reed-Solomon over \

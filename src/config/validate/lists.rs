@@ -6,9 +6,7 @@ use crate::config::raw::{
     mapping, Items, ListOf, MapOf, Pos, RawDoc, RawRemap, RawRule, Section, Val,
 };
 use crate::config::schema::{IoRule, OnMismatch, OpenMode, ReadProtocol, Remap, WriteProtocol};
-use crate::config::value::{
-    AbsoluteGlob, Bool, Choice, FsType, Kind, Pattern, Prefix, Template,
-};
+use crate::config::value::{AbsoluteGlob, Bool, Choice, FsType, Kind, Pattern, Prefix, Template};
 
 impl Resolver<'_> {
     pub(super) fn read_lists(&mut self, doc: &RawDoc) {
