@@ -409,6 +409,19 @@ fn a_directory_given_twice_is_refused_and_the_healthy_rank_keeps_its_files() {
             text(&o)
         );
     }
+    // The MPI job refuses the same list before launching (no launcher on
+    // PATH: it could not start anyway).
+    let o = Command::new(env!("CARGO_BIN_EXE_redio"))
+        .args(args(&["parity", "rebuild"], &mistyped))
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("given for logical ranks 0 and 1"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(snapshot(&dirs), before, "nothing written");
 }
 

@@ -619,7 +619,7 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
 
 /// Refuses a directory given for two logical ranks (`--offline a a c d`):
 /// the second rank's files would be rebuilt over the first one's.
-fn refuse_repeated_dirs(dirs: &[PathBuf]) -> Result<(), Error> {
+pub fn refuse_repeated_dirs(dirs: &[PathBuf]) -> Result<(), Error> {
     if dirs.len() < 2 {
         return Ok(());
     }

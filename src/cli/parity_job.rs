@@ -44,6 +44,9 @@ fn spec_of(
                 .collect()
         }
     };
+    if place.root.is_none() {
+        redio_parity::offline::refuse_repeated_dirs(&place.dirs).map_err(|e| e.to_string())?;
+    }
     let ranks = match (place.ranks, roots.len()) {
         (Some(n), _) => n,
         (None, n) if n > 1 => n as u32,
