@@ -41,7 +41,7 @@ fn with_header_crc(bytes: &[u8]) -> Vec<u8> {
 fn fuzz_redundancy_file_header_and_trailer() {
     let dir = scratch("redundancy");
     let path = dir.join("redio-parity.s0.m0.rdp");
-    let tally = fuzz::run("redundancy", 0x5eed_0001, |input| {
+    let tally = fuzz::run("redundancy", &[], 0x5eed_0001, |input| {
         for bytes in [input.to_vec(), with_header_crc(input)] {
             if let Ok(h) = Header::decode(&bytes) {
                 assert_eq!(h.encode(), bytes[..h.encode().len()], "decode/encode");
@@ -76,7 +76,7 @@ fn fuzz_join_index() {
     let dir = scratch("join");
     let path = dir.join("out.bin");
     let data: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
-    let tally = fuzz::run("join_index", 0x5eed_0002, |input| {
+    let tally = fuzz::run("join_index", &[], 0x5eed_0002, |input| {
         for part_len in [0, RECORD_LEN as u64, 4096, u64::MAX] {
             if let Ok(records) = parse_index(input, part_len) {
                 assert_eq!(records.len() * RECORD_LEN, input.len());
@@ -110,7 +110,7 @@ fn fuzz_join_index() {
 #[test]
 fn fuzz_configuration() {
     let env = |_: &str| None;
-    let tally = fuzz::run("config", 0x5eed_0003, |input| {
+    let tally = fuzz::run("config", &["configs"], 0x5eed_0003, |input| {
         let text = String::from_utf8_lossy(input);
         let diagnostics = check_str(&text, "fuzz.yaml", &env);
         assert!(diagnostics
@@ -128,7 +128,7 @@ fn fuzz_configuration() {
 
 #[test]
 fn fuzz_map_file() {
-    let tally = fuzz::run("map", 0x5eed_0004, |input| {
+    let tally = fuzz::run("map", &[], 0x5eed_0004, |input| {
         let text = String::from_utf8_lossy(input);
         let mut accepted = false;
         for (world, degree) in [(4, 2), (6, 3), (8, 2), (3, 1), (2, 2)] {

@@ -1,5 +1,6 @@
 //! A deterministic mutation fuzzer run as an ordinary test (no nightly
-//! toolchain needed): inputs from a seed corpus (`tests/fuzz/corpus/<target>/`)
+//! toolchain needed): inputs from a seed corpus (`tests/fuzz/corpus/<target>/`,
+//! and for the configuration the example files of `configs/`)
 //! are mutated by a seeded xorshift generator (bit flips, interesting
 //! bytes and integers, insertions, deletions, duplicated ranges, splices
 //! with another seed) and handed to a target until the time budget is
@@ -102,18 +103,23 @@ pub fn mutate(rng: &mut Rng, input: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     b
 }
 
-/// The seed inputs of `target`, sorted by name.
-pub fn corpus(target: &str) -> Vec<Vec<u8>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz/corpus")
-        .join(target);
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
+/// The seed inputs of `target` (`tests/fuzz/corpus/<target>/`) and of the
+/// repository directories `also` (e.g. `configs`), sorted by name.
+pub fn corpus(target: &str, also: &[&str]) -> Vec<Vec<u8>> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![repo.join("tests/fuzz/corpus").join(target)];
+    dirs.extend(also.iter().map(|d| repo.join(d)));
+    let mut names: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.unwrap().path())
+        })
         .collect();
     names.sort();
     let seeds: Vec<Vec<u8>> = names.iter().map(|p| std::fs::read(p).unwrap()).collect();
-    assert!(!seeds.is_empty(), "{}: no seed inputs", dir.display());
+    assert!(!seeds.is_empty(), "{target}: no seed inputs");
     seeds
 }
 
@@ -136,12 +142,13 @@ pub struct Tally {
     pub accepted: u64,
 }
 
-/// Runs `check` on every seed, then on mutants until the budget is spent.
+/// Runs `check` on every seed ([`corpus`] of `target` and `also`), then on
+/// mutants until the budget is spent.
 /// `check` returns whether the parser accepted the input and panics on a
 /// broken property. Panics (the target's or `check`'s) fail the test with
 /// the saved input's path.
-pub fn run(target: &str, seed: u64, check: impl Fn(&[u8]) -> bool) -> Tally {
-    let seeds = corpus(target);
+pub fn run(target: &str, also: &[&str], seed: u64, check: impl Fn(&[u8]) -> bool) -> Tally {
+    let seeds = corpus(target, also);
     let mut rng = Rng::new(seed);
     let deadline = Instant::now() + budget();
     let mut tally = Tally::default();
