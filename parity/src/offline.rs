@@ -589,7 +589,8 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
     }
     match set_count {
         None => findings.push(format!(
-            "no readable redundancy file named {}.s*.m*.rdp in the given directories",
+            "no readable redundancy file named {}.s*.m*.rdp in the given directories (are they \
+             the directories the encode wrote to, and was it written with this --prefix?)",
             opts.prefix
         )),
         Some(n) => {
