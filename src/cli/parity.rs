@@ -265,7 +265,7 @@ fn rebuild(o: &Offline) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(offline::Error::Unrecoverable(why)) => {
-            eprintln!("redio parity rebuild: refused, nothing written: the damage cannot be repaired (see why below)\n{why}");
+            eprintln!("redio parity rebuild: refused, nothing written: more damage than the scheme tolerates\n{why}");
             ExitCode::from(Verdict::Unrecoverable.exit_code())
         }
         Err(e) => fail("rebuild", e),
