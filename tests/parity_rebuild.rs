@@ -642,3 +642,33 @@ fn a_root_without_rank_is_refused_and_rank_0_keeps_its_files() {
     assert!(report.contains("refused, nothing written"), "{report}");
     assert_eq!(snapshot(&dirs), before, "rank 0's files untouched");
 }
+
+#[test]
+fn a_huge_trailer_and_a_fifo_do_not_stop_the_collective_verify() {
+    // Rank 1's redundancy file: a sparse 1 TiB file whose trailer claims a
+    // 1 TiB header; rank 2's: a FIFO. The workers read neither without
+    // bound nor block: the job reports both and finishes (the data is
+    // intact, so the set is repairable: both files can be encoded again).
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr-hostile";
+    let data = case.run();
+    let f1 = rdp(&rank_dir(&data, 0, 1));
+    let size: u64 = 1 << 40;
+    let file = std::fs::OpenOptions::new().write(true).open(&f1).unwrap();
+    file.set_len(0).unwrap();
+    file.set_len(size).unwrap();
+    let mut trailer = (size - 16).to_le_bytes().to_vec();
+    trailer.extend_from_slice(TRAILER_MAGIC);
+    std::os::unix::fs::FileExt::write_all_at(&file, &trailer, size - 16).unwrap();
+    drop(file);
+    let f2 = rdp(&rank_dir(&data, 0, 2));
+    std::fs::remove_file(&f2).unwrap();
+    let c = std::ffi::CString::new(f2.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let o = collective("verify", Mpi::Mpich, &data, 0, 3);
+    let report = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{report}");
+    assert!(report.contains("trailer names a"), "{report}");
+    assert!(report.contains("FIFO"), "{report}");
+}
