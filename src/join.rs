@@ -78,8 +78,7 @@ impl Record {
         out
     }
 
-    /// The record from its stored form (`bytes` is [`RECORD_LEN`] long).
-    pub fn decode(bytes: &[u8]) -> Record {
+    fn decode(bytes: &[u8]) -> Record {
         let word = |i: usize| {
             let mut w = [0; 8];
             w.copy_from_slice(&bytes[i..i + 8]);
