@@ -16,5 +16,7 @@ done
 
 echo "== tests"
 # Test binaries run one after the other; inside one, MPI jobs are serialised
-# by the harness. Every mpiexec runs under timeout(1).
+# by the harness. Every mpiexec runs under timeout(1). The four fuzz targets
+# (tests/fuzz_parsers.rs) run 60 s each, two at a time: about two minutes.
+export REDIO_FUZZ_SECONDS="${REDIO_FUZZ_SECONDS:-60}"
 cargo test --locked -p redio -p redio-protocols -p redio-parity

@@ -23,10 +23,23 @@
 //!   index, or a record pointing past the end of its part, is refused with
 //!   a message naming the file and the record, and the final file is left
 //!   untouched.
+//! - Parts and indexes are opened through [`redio_parity::safe_fs`]: a
+//!   symbolic link, a FIFO or a device in their place is refused (a link
+//!   to a file outside would copy that file into the output), and an index
+//!   is read up to [`MAX_INDEX_LEN`] bytes.
+//! - `redio join` ([`join`]) writes a new file beside the final one and
+//!   renames it into place: a final path that is a link is refused, never
+//!   written through, and the result ends at the last piece (a longer file
+//!   left there by an earlier run keeps no stale tail) unless the caller
+//!   keeps the tail ([`Tail::Keep`]: a job that joined in place before it
+//!   stopped put it there). The in-job join ([`join_into`]) writes into
+//!   the application's open file, as the application's own writes would.
 
-use std::fs::{File, OpenOptions};
+use redio_parity::files::AtomicFile;
+use redio_parity::safe_fs::{self, Links};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -38,6 +51,10 @@ pub const INDEX_SUFFIX: &str = ".idx";
 
 /// Bytes per index record.
 pub const RECORD_LEN: usize = 24;
+
+/// The largest index the join reads (1 GiB, 44 million records): an index
+/// is held in memory while its records are checked.
+pub const MAX_INDEX_LEN: u64 = 1 << 30;
 
 /// One piece a replica wrote into its part: the operation's sequence
 /// number, and where the piece goes in the final file.
@@ -123,6 +140,19 @@ pub struct Joined {
     /// Bytes that had to go through user space (the kernel refused
     /// `copy_file_range`).
     pub bytes_through_user_space: u64,
+    /// Bytes of an existing longer final file dropped past the last piece
+    /// ([`join`] with [`Tail::Drop`]).
+    pub tail_dropped: u64,
+}
+
+/// What [`join`] does with bytes of an existing final file past the end
+/// of the last piece.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// Drop them: the file ends where the parts end.
+    Drop,
+    /// Keep them (a job that joined in place before it stopped wrote them).
+    Keep,
 }
 
 /// Why a join was refused or failed.
@@ -135,6 +165,15 @@ pub enum JoinError {
         path: PathBuf,
         /// The system's error.
         source: io::Error,
+    },
+    /// A part, index or final path that must not be used; nothing was
+    /// written.
+    #[error("{path}: {what}; the final file was not touched")]
+    Refused {
+        /// The file concerned.
+        path: PathBuf,
+        /// Why, and what to do.
+        what: String,
     },
     /// An index is damaged; nothing was written.
     #[error("{path}: {what}; the final file was not touched")]
@@ -159,53 +198,86 @@ struct Part {
     records: Vec<Record>,
 }
 
+/// A refusal from the safe-file layer (a link, a FIFO, a device, too
+/// big), or an ordinary I/O error.
+fn open_error(path: &Path) -> impl FnOnce(io::Error) -> JoinError + '_ {
+    move |e| match e.kind() {
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => JoinError::Refused {
+            path: path.to_path_buf(),
+            what: e.to_string(),
+        },
+        _ => io_error(path)(e),
+    }
+}
+
 /// Reads and checks the index of `part`.
 fn open_part(part: &Path) -> Result<Part, JoinError> {
-    let file = File::open(part).map_err(io_error(part))?;
+    let file = safe_fs::open_regular(part, Links::Refuse).map_err(open_error(part))?;
     let size = file.metadata().map_err(io_error(part))?.len();
     let index = index_path(part);
-    let bytes = match std::fs::read(&index) {
+    let bytes = match safe_fs::read_bounded(&index, Links::Refuse, MAX_INDEX_LEN, "join index") {
         Ok(bytes) => bytes,
         // A part without index has nothing the join may trust.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(io_error(&index)(e)),
+        Err(e) => return Err(open_error(&index)(e)),
     };
+    let records =
+        parse_index(&bytes, size).map_err(|what| JoinError::Corrupt { path: index, what })?;
+    Ok(Part { file, records })
+}
+
+/// Parses an index of a part of `part_len` bytes: every record must lie
+/// inside the part. The error says what is wrong, with the record number.
+pub fn parse_index(bytes: &[u8], part_len: u64) -> Result<Vec<Record>, String> {
     if bytes.len() % RECORD_LEN != 0 {
-        return Err(JoinError::Corrupt {
-            path: index,
-            what: format!(
-                "{} bytes is not a whole number of {RECORD_LEN}-byte records (torn write?)",
-                bytes.len()
-            ),
-        });
+        return Err(format!(
+            "{} bytes is not a whole number of {RECORD_LEN}-byte records (torn write?)",
+            bytes.len()
+        ));
     }
     let mut records = Vec::with_capacity(bytes.len() / RECORD_LEN);
     for (n, chunk) in bytes.chunks(RECORD_LEN).enumerate() {
         let record = Record::decode(chunk);
         match record.offset.checked_add(record.len) {
-            Some(end) if end <= size => records.push(record),
+            Some(end) if end <= part_len => records.push(record),
             _ => {
-                return Err(JoinError::Corrupt {
-                    path: index,
-                    what: format!(
-                        "record {n} (offset {}, {} bytes) reaches past the part's {size} bytes",
-                        record.offset, record.len
-                    ),
-                })
+                return Err(format!(
+                    "record {n} (offset {}, {} bytes) reaches past the part's {part_len} bytes",
+                    record.offset, record.len
+                ))
             }
         }
     }
-    Ok(Part { file, records })
+    Ok(records)
+}
+
+/// Every existing part of `path`, opened, with its checked records.
+fn open_parts(path: &Path) -> Result<Vec<(PathBuf, Part)>, JoinError> {
+    existing_parts(path)
+        .map_err(io_error(path))?
+        .into_iter()
+        .map(|(_, part)| open_part(&part).map(|opened| (part, opened)))
+        .collect()
 }
 
 /// Joins the existing parts of `path` into `target` (the final file, open
 /// for writing), then removes the parts. Checks every index first.
 pub fn join_into(path: &Path, target: &File) -> Result<Joined, JoinError> {
-    let found = existing_parts(path).map_err(io_error(path))?;
-    let parts: Vec<(PathBuf, Part)> = found
-        .into_iter()
-        .map(|(_, part)| open_part(&part).map(|opened| (part, opened)))
-        .collect::<Result<_, _>>()?;
+    let parts = open_parts(path)?;
+    replay(path, &parts, target)
+}
+
+/// Copies the pieces of `parts` into `target` in operation order, syncs
+/// it, and removes the parts.
+fn replay(path: &Path, parts: &[(PathBuf, Part)], target: &File) -> Result<Joined, JoinError> {
+    let joined = replay_pieces(parts, target)?;
+    target.sync_all().map_err(io_error(path))?;
+    remove_parts(parts)?;
+    Ok(joined)
+}
+
+/// Copies the pieces of `parts` into `target` in operation order.
+fn replay_pieces(parts: &[(PathBuf, Part)], target: &File) -> Result<Joined, JoinError> {
     let mut order: Vec<(Record, usize)> = parts
         .iter()
         .enumerate()
@@ -223,8 +295,12 @@ pub fn join_into(path: &Path, target: &File) -> Result<Joined, JoinError> {
         joined.bytes += record.len;
         joined.bytes_through_user_space += through_user;
     }
-    target.sync_all().map_err(io_error(path))?;
-    for (part, _) in &parts {
+    Ok(joined)
+}
+
+/// Removes the joined parts and their indexes.
+fn remove_parts(parts: &[(PathBuf, Part)]) -> Result<(), JoinError> {
+    for (part, _) in parts {
         for file in [index_path(part), part.clone()] {
             match std::fs::remove_file(&file) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&file)(e)),
@@ -232,18 +308,61 @@ pub fn join_into(path: &Path, target: &File) -> Result<Joined, JoinError> {
             }
         }
     }
-    Ok(joined)
+    Ok(())
 }
 
-/// Opens `path` for writing (creating it) and joins its parts into it.
-pub fn join(path: &Path) -> Result<Joined, JoinError> {
-    let target = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(io_error(path))?;
-    join_into(path, &target)
+/// `redio join`: builds the final file `path` from its existing content
+/// and its parts in a new file beside it, and renames that into place.
+/// A final path that is a link or not a regular file is refused; with
+/// [`Tail::Drop`] the result ends at the last piece (or at the existing
+/// file's end, if that comes first).
+pub fn join(path: &Path, tail: Tail) -> Result<Joined, JoinError> {
+    let existing = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => Some(meta),
+        Ok(meta) => {
+            return Err(JoinError::Refused {
+                path: path.to_path_buf(),
+                what: format!(
+                    "the final path is {}; redio join writes regular files only and never \
+                     through a link (remove it, or join to the real path)",
+                    safe_fs::kind_of(&meta)
+                ),
+            })
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_error(path)(e)),
+    };
+    let parts = open_parts(path)?;
+    if parts.is_empty() {
+        // Nothing to join: the final file stays as it is.
+        return Ok(Joined::default());
+    }
+    let end = parts
+        .iter()
+        .flat_map(|(_, p)| p.records.iter().map(|r| r.offset + r.len))
+        .max()
+        .unwrap_or(0);
+    let out = AtomicFile::create(path).map_err(io_error(path))?;
+    let mut tail_dropped = 0;
+    if let Some(meta) = &existing {
+        let old = safe_fs::open_regular(path, Links::Refuse).map_err(open_error(path))?;
+        let len = old.metadata().map_err(io_error(path))?.len();
+        let keep = match tail {
+            Tail::Keep => len,
+            Tail::Drop => len.min(end),
+        };
+        tail_dropped = len - keep;
+        copy_range(&old, out.file(), 0, keep).map_err(io_error(path))?;
+        out.file()
+            .set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))
+            .map_err(io_error(path))?;
+    }
+    let mut joined = replay_pieces(&parts, out.file())?;
+    joined.tail_dropped = tail_dropped;
+    out.sync().map_err(io_error(path))?;
+    out.commit().map_err(io_error(path))?;
+    remove_parts(&parts)?;
+    Ok(joined)
 }
 
 /// Copies `len` bytes at `offset` from `from` to the same offset of `to`;
@@ -301,6 +420,7 @@ fn copy_through_user_space(from: &File, to: &File, offset: u64, len: u64) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn write_part(path: &Path, replica: u32, pieces: &[(u64, &[u8], u64)]) {
         let part = part_path(path, replica);
@@ -340,13 +460,13 @@ mod tests {
         write_part(&path, 0, &[(4, b"aaaa", 0)]);
         write_part(&path, 1, &[(4, b"bbbb", 4), (9, b"XX", 2)]);
         assert_eq!(existing_parts(&path).unwrap().len(), 2);
-        let joined = join(&path).unwrap();
+        let joined = join(&path, Tail::Drop).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"aaXXbbbb");
         assert_eq!((joined.parts, joined.records, joined.bytes), (2, 3, 10));
         assert!(existing_parts(&path).unwrap().is_empty());
         assert!(!index_path(&part_path(&path, 1)).exists());
         // Nothing left to join: a no-op.
-        assert_eq!(join(&path).unwrap().records, 0);
+        assert_eq!(join(&path, Tail::Drop).unwrap().records, 0);
         assert_eq!(std::fs::read(&path).unwrap(), b"aaXXbbbb");
     }
 
@@ -359,14 +479,14 @@ mod tests {
         let mut bytes = std::fs::read(&index).unwrap();
         bytes.push(7);
         std::fs::write(&index, &bytes).unwrap();
-        let err = join(&path).unwrap_err().to_string();
+        let err = join(&path, Tail::Drop).unwrap_err().to_string();
         assert!(err.contains("not a whole number"), "{err}");
         assert!(err.contains(".out.dat.redio-part0.idx"), "{err}");
         bytes.pop();
         // A record past the end of its part.
         bytes[8] = 200;
         std::fs::write(&index, &bytes).unwrap();
-        let err = join(&path).unwrap_err().to_string();
+        let err = join(&path, Tail::Drop).unwrap_err().to_string();
         assert!(err.contains("record 0"), "{err}");
         assert_eq!(std::fs::read(&path).unwrap(), b"precious");
         assert!(

@@ -36,6 +36,11 @@ enum Command {
     /// Join the part files that Distributed Separate Write left beside
     /// each PATH into PATH itself.
     Join {
+        /// Keep the bytes of an existing final file past the last piece
+        /// (a job that joined in place before it stopped wrote them);
+        /// by default the joined file ends at the last piece.
+        #[arg(long)]
+        keep_tail: bool,
         /// Final files whose parts to join.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
@@ -67,7 +72,14 @@ fn main() -> ExitCode {
         Command::Config(ConfigCommand::Check { file }) => cli::config_cmd::check(&file),
         Command::Config(ConfigCommand::Show { config }) => cli::config_cmd::show(config.as_deref()),
         Command::Info { paths } => cli::info::info(&paths),
-        Command::Join { paths } => cli::join::run(&paths),
+        Command::Join { paths, keep_tail } => cli::join::run(
+            &paths,
+            if keep_tail {
+                redio::join::Tail::Keep
+            } else {
+                redio::join::Tail::Drop
+            },
+        ),
         Command::Bench(args) => cli::bench::bench(args),
         Command::Parity(cmd) => cli::parity::run(cmd),
     }

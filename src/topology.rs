@@ -102,6 +102,9 @@ pub struct Topology {
     placements: Vec<Placement>,
 }
 
+/// The largest map file read (64 MiB: a line per world rank).
+pub const MAX_MAP_LEN: u64 = 64 << 20;
+
 impl Topology {
     /// Builds a block or cyclic topology for `world_size` processes.
     ///
@@ -125,6 +128,25 @@ impl Topology {
             ranks,
             kind,
             placements,
+        })
+    }
+
+    /// Reads a map file: a regular file of at most [`MAX_MAP_LEN`] bytes of
+    /// UTF-8 text (a FIFO or device named as the map is refused at once).
+    pub fn read_map_file(path: &std::path::Path) -> Result<String, String> {
+        let bytes = redio_parity::safe_fs::read_bounded(
+            path,
+            redio_parity::safe_fs::Links::Follow,
+            MAX_MAP_LEN,
+            "replica map file",
+        )
+        .map_err(|e| format!("cannot read replica map file {}: {e}", path.display()))?;
+        String::from_utf8(bytes).map_err(|e| {
+            format!(
+                "replica map file {}: not UTF-8 text (bad byte at offset {})",
+                path.display(),
+                e.utf8_error().valid_up_to()
+            )
         })
     }
 

@@ -101,3 +101,84 @@ fn show_reports_misspelled_variables() {
         "{stderr}"
     );
 }
+
+/// `redio ARGS` with `env`, killed after 20 s: `None` if it hung.
+fn redio_within(args: &[&str], env: &[(&str, &str)]) -> Option<Output> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_redio"));
+    command.args(args).envs(env.iter().copied());
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Arguments, environment, and what the message must name.
+type Run<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
+#[test]
+fn a_fifo_or_a_device_as_the_configuration_is_refused_without_hanging() {
+    let fifo = std::env::temp_dir().join(format!("redio-config-cli-{}-fifo", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    let runs: [Run; 5] = [
+        (&["config", "check", fifo], &[], "FIFO"),
+        (&["config", "show", "--config", fifo], &[], "FIFO"),
+        (&["config", "show"], &[("REDIO_CONFIG", fifo)], "FIFO"),
+        (&["config", "check", "/dev/zero"], &[], "character device"),
+        (
+            &["config", "show"],
+            &[("REDIO_CONFIG", "/dev/urandom")],
+            "character device",
+        ),
+    ];
+    for (args, env, what) in runs {
+        let out = redio_within(args, env).unwrap_or_else(|| panic!("{args:?} {env:?} hangs"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(what), "{args:?}: {stderr}");
+        assert!(stderr.contains("regular file"), "{args:?}: {stderr}");
+    }
+    std::fs::remove_file(fifo).unwrap();
+}
+
+#[test]
+fn an_environment_value_that_is_not_utf8_is_reported() {
+    use std::os::unix::ffi::OsStrExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_redio"));
+    command
+        .args(["config", "show"])
+        .env_remove("REDIO_CONFIG")
+        .env("REDIO_LOG_LEVEL", std::ffi::OsStr::from_bytes(b"\xff"));
+    let out = command.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("REDIO_LOG_LEVEL="), "{stderr}");
+    assert!(stderr.contains("log.level: unknown level"), "{stderr}");
+}
+
+#[test]
+fn a_huge_document_says_what_is_wrong_in_words() {
+    let items = vec!["1"; 260_000].join(",");
+    let file = scratch_file("huge.yaml", &format!("version: 1\nx: [{items}]\n"));
+    let out = redio(&["config", "check", file.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("has 250001 nodes"), "{stderr}");
+    assert!(stderr.contains("is this the right file?"), "{stderr}");
+    assert!(!stderr.contains("Nodes {"), "{stderr}");
+    std::fs::remove_file(file).unwrap();
+}

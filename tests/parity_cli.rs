@@ -69,7 +69,10 @@ fn args<'a>(head: &[&'a str], dirs: &'a [PathBuf]) -> Vec<&'a str> {
     v
 }
 
-fn snapshot(dirs: &[PathBuf]) -> Vec<(String, Vec<u8>, u32, i64, i64)> {
+/// Every data file under the rank directories: name, bytes, mode, mtime.
+type Snapshot = Vec<(String, Vec<u8>, u32, i64, i64)>;
+
+fn snapshot(dirs: &[PathBuf]) -> Snapshot {
     let mut out = Vec::new();
     for d in dirs {
         for rel in ["out", ""] {
@@ -264,14 +267,17 @@ fn inspect_json_shows_the_header() {
 
 /// Rewrites every redundancy file of the job with a header whose first
 /// file path is `path` (CRCs valid, so only the path check can refuse it).
-fn poison(dirs: &[PathBuf], path: &str) {
+/// Rewrites every redundancy file under `dirs` with its header changed by
+/// `edit` (both copies, CRC recomputed, payload kept): a forged but
+/// self-consistent set.
+fn forge(dirs: &[PathBuf], edit: impl Fn(&mut Header)) {
     for d in dirs {
         let f = rdp(d);
         let bytes = std::fs::read(&f).unwrap();
         let hlen = Header::length_from_prefix(&bytes[..16]).unwrap() as usize;
         let mut h = Header::decode(&bytes[..hlen]).unwrap();
         let payload = bytes[hlen..hlen + h.payload_len() as usize].to_vec();
-        h.members[0].files[0].path = path.to_string();
+        edit(&mut h);
         let hb = h.encode();
         let mut out = hb.clone();
         out.extend_from_slice(&payload);
@@ -280,6 +286,11 @@ fn poison(dirs: &[PathBuf], path: &str) {
         out.extend_from_slice(TRAILER_MAGIC);
         std::fs::write(&f, out).unwrap();
     }
+}
+
+/// Member 0's first file recorded under `path` in every header.
+fn poison(dirs: &[PathBuf], path: &str) {
+    forge(dirs, |h| h.members[0].files[0].path = path.to_string());
 }
 
 #[test]
@@ -365,4 +376,250 @@ fn a_directory_in_place_of_a_file_is_refused_before_writing() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("is a directory"), "{}", text(&o));
     assert!(!dirs[0].join("empty.log").exists(), "nothing written");
+}
+
+/// `n` rank directories encoded with XOR, and a snapshot of them.
+fn encoded_job(t: &Tmp, n: usize) -> (Vec<PathBuf>, Snapshot) {
+    let dirs = make_job(&t.0, n);
+    let o = redio(&args(
+        &["parity", "encode", "--offline", "--scheme", "xor"],
+        &dirs,
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    let before = snapshot(&dirs);
+    (dirs, before)
+}
+
+#[test]
+fn a_directory_given_twice_is_refused_and_the_healthy_rank_keeps_its_files() {
+    let t = tmp("twice");
+    let (dirs, before) = encoded_job(&t, 4);
+    let mistyped = [
+        dirs[0].clone(),
+        dirs[0].clone(),
+        dirs[2].clone(),
+        dirs[3].clone(),
+    ];
+    for cmd in ["verify", "rebuild"] {
+        let o = redio(&args(&["parity", cmd, "--offline"], &mistyped));
+        assert_eq!(o.status.code(), Some(3), "{cmd}: {}", text(&o));
+        assert!(
+            text(&o).contains("given for logical ranks 0 and 1"),
+            "{}",
+            text(&o)
+        );
+    }
+    // The MPI job refuses the same list before launching (no launcher on
+    // PATH: it could not start anyway).
+    let o = Command::new(env!("CARGO_BIN_EXE_redio"))
+        .args(args(&["parity", "rebuild"], &mistyped))
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("given for logical ranks 0 and 1"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(snapshot(&dirs), before, "nothing written");
+}
+
+#[test]
+fn directories_in_the_wrong_order_are_refused_before_anything_is_written() {
+    let t = tmp("order");
+    let (dirs, before) = encoded_job(&t, 3);
+    let swapped = [dirs[1].clone(), dirs[0].clone(), dirs[2].clone()];
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &swapped));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("belongs to logical rank 1"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(snapshot(&dirs), before, "nothing written");
+}
+
+#[test]
+fn forged_headers_where_two_members_claim_one_rank_are_refused() {
+    let t = tmp("dup");
+    let (dirs, before) = encoded_job(&t, 3);
+    // Member 1 claims logical rank 0: its files would be "rebuilt" in
+    // rank 0's directory, over rank 0's intact files.
+    forge(&dirs, |h| h.members[1].logical_rank = 0);
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("both claim logical rank 0"),
+        "{}",
+        text(&o)
+    );
+    let after = snapshot(&dirs);
+    assert_eq!(after, before, "rank 0's files untouched");
+}
+
+#[test]
+fn a_header_path_naming_a_redundancy_file_is_refused() {
+    let t = tmp("rdpname");
+    let (dirs, _) = encoded_job(&t, 3);
+    // Member 0's data file recorded as its own redundancy file's name: a
+    // rebuild of member 0 would write over that redundancy file.
+    let name = rdp(&dirs[0])
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    poison(&dirs, &name);
+    let rdp_before = std::fs::read(rdp(&dirs[0])).unwrap();
+    for cmd in ["verify", "rebuild"] {
+        let o = redio(&args(&["parity", cmd, "--offline"], &dirs));
+        assert_eq!(o.status.code(), Some(3), "{cmd}: {}", text(&o));
+        assert!(
+            text(&o).contains("name of a redundancy or temporary file"),
+            "{}",
+            text(&o)
+        );
+    }
+    assert_eq!(std::fs::read(rdp(&dirs[0])).unwrap(), rdp_before);
+}
+
+#[test]
+fn a_prefix_that_is_a_path_is_refused_and_nothing_is_written_outside() {
+    let t = tmp("prefix");
+    let base = t.0.join("a/b");
+    let dirs = make_job(&base, 3);
+    for prefix in ["../../x", "sub/x", ".hidden"] {
+        let o = redio(&args(
+            &["parity", "encode", "--offline", "--prefix", prefix],
+            &dirs,
+        ));
+        assert_eq!(o.status.code(), Some(3), "{prefix}: {}", text(&o));
+        assert!(text(&o).contains("not a path"), "{}", text(&o));
+    }
+    let escaped: Vec<_> = std::fs::read_dir(&t.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".rdp"))
+        .collect();
+    assert!(escaped.is_empty(), "{escaped:?}");
+    assert!(!t.0.join("a/x.s0.m0.rdp").exists());
+}
+
+#[test]
+fn a_file_rewritten_after_the_encode_is_not_reverted() {
+    let t = tmp("newer");
+    let (dirs, _) = encoded_job(&t, 3);
+    // A newer, shorter file written on purpose (its mtime is now, the
+    // recorded one is from 2020).
+    let f = dirs[1].join("out/rank1.dat");
+    std::fs::write(&f, b"the newer results").unwrap();
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("modified after the encode"),
+        "{}",
+        text(&o)
+    );
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("would revert it"), "{}", text(&o));
+    assert!(text(&o).contains("redio parity encode"), "{}", text(&o));
+    assert_eq!(std::fs::read(&f).unwrap(), b"the newer results");
+    // Moved away, the file is rebuilt.
+    std::fs::rename(&f, t.0.join("newer.dat")).unwrap();
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 5000 + 777);
+}
+
+#[test]
+fn a_trailer_claiming_a_huge_header_is_refused_without_allocating_it() {
+    let t = tmp("huge");
+    let (dirs, _) = encoded_job(&t, 3);
+    let f = rdp(&dirs[0]);
+    // A sparse file of 1 TiB whose copy A is gone and whose trailer claims
+    // a header of 1 TiB - 16 bytes.
+    let size: u64 = 1 << 40;
+    let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+    file.set_len(0).unwrap();
+    file.set_len(size).unwrap();
+    let mut trailer = (size - 16).to_le_bytes().to_vec();
+    trailer.extend_from_slice(TRAILER_MAGIC);
+    std::os::unix::fs::FileExt::write_all_at(&file, &trailer, size - 16).unwrap();
+    drop(file);
+    let o = redio(&["parity", "inspect", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("trailer names a"), "{}", text(&o));
+    assert!(text(&o).contains("damaged"), "{}", text(&o));
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("trailer names a"), "{}", text(&o));
+}
+
+/// Runs `redio ARGS`, killed after `secs`: `None` if it had to be killed.
+fn redio_within(args: &[&str], secs: u64) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_redio"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn a_fifo_named_like_a_redundancy_file_does_not_hang() {
+    let t = tmp("fifo");
+    let (dirs, _) = encoded_job(&t, 3);
+    let f = rdp(&dirs[0]);
+    std::fs::remove_file(&f).unwrap();
+    mkfifo(&f);
+    let o = redio_within(&["parity", "inspect", f.to_str().unwrap()], 20)
+        .expect("inspect of a FIFO hangs");
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("FIFO"), "{}", text(&o));
+    let o = redio_within(&args(&["parity", "verify", "--offline"], &dirs), 20)
+        .expect("verify with a FIFO hangs");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("FIFO"), "{}", text(&o));
+    for dev in ["/dev/zero", "/dev/urandom"] {
+        let o = redio_within(&["parity", "inspect", dev], 20).expect("inspect of a device hangs");
+        assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+        assert!(text(&o).contains("character device"), "{}", text(&o));
+    }
+}
+
+#[test]
+fn verify_refuses_a_rank_count_the_headers_contradict_before_launching() {
+    let t = tmp("ranks");
+    let (_dirs, _) = encoded_job(&t, 3);
+    let root = format!("{}/node{{rank}}", t.0.display());
+    // PATH without a launcher: if the check did not come first, the job
+    // could not even start (and would not start 100,000 processes).
+    let o = Command::new(env!("CARGO_BIN_EXE_redio"))
+        .args(["parity", "verify", "-n", "100000", "--root", &root])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("records a job of 3 logical rank(s): run with -n 3"),
+        "{}",
+        text(&o)
+    );
 }

@@ -262,9 +262,11 @@ fn damaged_redundancy_files_are_detected_with_clear_messages() {
 }
 
 #[test]
-fn a_bad_files_pattern_fails_every_rank_alike_without_hanging() {
-    // A pattern that is not absolute: every rank refuses it the same way,
-    // the job still finishes, and no redundancy file appears.
+fn a_relative_files_pattern_is_refused_before_the_job_starts() {
+    // A pattern that is not absolute would be refused by every rank at run
+    // time, leaving the job without redundancy although it exits 0: the
+    // configuration check refuses it first, at its line and column, and
+    // nothing runs (issue 19).
     let base = fresh_dir("pm-bad-pattern");
     let config = base.join("redio.yaml");
     std::fs::write(
@@ -282,10 +284,11 @@ fn a_bad_files_pattern_fails_every_rank_alike_without_hanging() {
         .args([base.display().to_string(), "1000".into()])
         .timeout(60)
         .run();
-    job.assert_success();
+    assert_eq!(job.code, Some(2), "{}", job.stderr);
     assert!(
-        job.stderr
-            .contains("parity.files: \"relative/*.dat\" is not an absolute path"),
+        job.stderr.contains(
+            "redio.yaml:8:11: parity.files[0]: \"relative/*.dat\" is not an absolute path"
+        ),
         "{}",
         job.stderr
     );

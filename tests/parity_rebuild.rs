@@ -376,8 +376,10 @@ fn collective_encode_writes_what_offline_verify_accepts_and_wrong_rank_counts_ar
     assert_eq!(offline.status.code(), Some(0), "{}", text(&offline));
     let o = collective("verify", Mpi::Mpich, &data, 0, 4);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    // Refused before launching, from rank 0's redundancy file (issue 19);
+    // the job itself checks again where the CLI cannot read the headers.
     assert!(
-        text(&o).contains("a job of 3 ranks; run with -n 3"),
+        text(&o).contains("records a job of 3 logical rank(s): run with -n 3"),
         "{}",
         text(&o)
     );
@@ -615,4 +617,58 @@ fn open_mpi5_parity_at_finalize_and_collective_rebuild() {
     case.prefix = "pr";
     case.mpi = Mpi::OpenMpi5;
     check(&case);
+}
+
+#[test]
+fn a_root_without_rank_is_refused_and_rank_0_keeps_its_files() {
+    // `--root …/rank0` instead of `…/rank{rank}`: every rank works in rank
+    // 0's directory, and rank 1 would "rebuild" its files over rank 0's.
+    let mut case = Case::new("xor", 2, 2);
+    case.prefix = "pr-norank";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 2);
+    let before = snapshot(&dirs);
+    let root = rank_dir(&data, 0, 0).display().to_string();
+    let args: Vec<String> = [
+        "parity", "rebuild", "--mpi", "mpich", "-n", "2", "--root", &root,
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    let o = redio_job(&args);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("a --root without {rank}?"), "{report}");
+    assert!(report.contains("refused, nothing written"), "{report}");
+    assert_eq!(snapshot(&dirs), before, "rank 0's files untouched");
+}
+
+#[test]
+fn a_huge_trailer_and_a_fifo_do_not_stop_the_collective_verify() {
+    // Rank 1's redundancy file: a sparse 1 TiB file whose trailer claims a
+    // 1 TiB header; rank 2's: a FIFO. The workers read neither without
+    // bound nor block: the job reports both and finishes (the data is
+    // intact, so the set is repairable: both files can be encoded again).
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr-hostile";
+    let data = case.run();
+    let f1 = rdp(&rank_dir(&data, 0, 1));
+    let size: u64 = 1 << 40;
+    let file = std::fs::OpenOptions::new().write(true).open(&f1).unwrap();
+    file.set_len(0).unwrap();
+    file.set_len(size).unwrap();
+    let mut trailer = (size - 16).to_le_bytes().to_vec();
+    trailer.extend_from_slice(TRAILER_MAGIC);
+    std::os::unix::fs::FileExt::write_all_at(&file, &trailer, size - 16).unwrap();
+    drop(file);
+    let f2 = rdp(&rank_dir(&data, 0, 2));
+    std::fs::remove_file(&f2).unwrap();
+    let c = std::ffi::CString::new(f2.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let o = collective("verify", Mpi::Mpich, &data, 0, 3);
+    let report = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{report}");
+    assert!(report.contains("trailer names a"), "{report}");
+    assert!(report.contains("FIFO"), "{report}");
 }

@@ -3,8 +3,10 @@
 //! writes (temporary file, fsync, rename, fsync of the directory).
 
 use crate::format::FileMeta;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use crate::safe_fs::{self, Dir, Links};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
@@ -54,6 +56,69 @@ pub fn check_relative(path: &str) -> Result<PathBuf, UnsafePath> {
     Ok(p.to_path_buf())
 }
 
+/// Checks a redundancy-file name prefix: a part of a file name, never a
+/// path (`--prefix ../../x` would put redundancy files outside every
+/// directory).
+pub fn check_prefix(prefix: &str) -> Result<(), String> {
+    let why = if prefix.is_empty() {
+        "it is empty"
+    } else if prefix.contains('/') {
+        "it contains `/`"
+    } else if prefix.contains('\0') {
+        "it contains a NUL byte"
+    } else if prefix.starts_with('.') {
+        "it starts with `.`"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "prefix `{prefix}`: {why}; the prefix is the first part of the redundancy files' \
+         names (e.g. `redio-parity`), not a path"
+    ))
+}
+
+/// Checks every path a header records before anything is read or written
+/// through it: each must be safe ([`check_relative`]), must not name a
+/// redundancy or temporary file of redio (a data file recorded as
+/// `<prefix>.s0.m1.rdp` would be rebuilt over member 1's redundancy file),
+/// and, when members share a directory (`shared_root`), no two members may
+/// record the same path.
+pub fn check_header_paths(
+    h: &crate::format::Header,
+    prefix: &str,
+    shared_root: bool,
+) -> Result<(), UnsafePath> {
+    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    for (m, meta) in h.members.iter().enumerate() {
+        for f in &meta.files {
+            check_relative(&f.path)?;
+            let name = f.path.rsplit('/').next().unwrap_or_default();
+            if is_redio_file(name, prefix) {
+                return Err(UnsafePath {
+                    path: f.path.clone(),
+                    why: format!(
+                        "member {m} records it as a data file, but it is the name of a redundancy \
+                         or temporary file of redio (prefix `{prefix}`)"
+                    ),
+                });
+            }
+            if shared_root {
+                if let Some(o) = seen.insert(&f.path, m).filter(|&o| o != m) {
+                    return Err(UnsafePath {
+                        path: f.path.clone(),
+                        why: format!(
+                            "members {o} and {m} both record it, and their files share one \
+                             directory: give each rank its own (a --root without {{rank}}?), or \
+                             the header is forged or mixed up"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Resolves a recorded path under `root`, refusing it if it is unsafe or if
 /// an existing part of it is a symlink that leads outside the root, or if
 /// the file itself is a symlink.
@@ -93,14 +158,19 @@ pub fn resolve_in_root(root: &Path, path: &str) -> Result<PathBuf, UnsafePath> {
     Ok(full)
 }
 
-/// CRC32 and length of a whole file, read in 1 MiB pieces.
+/// CRC32 and length of a whole regular file, read in 1 MiB pieces (a
+/// FIFO or device is refused, see [`crate::safe_fs`]).
 pub fn crc_file(path: &Path) -> io::Result<(u64, u32)> {
-    let mut f = File::open(path)?;
+    crc_of(&safe_fs::open_regular(path, Links::Follow)?)
+}
+
+/// CRC32 and length of an open file from its start to its end.
+pub fn crc_of(f: &File) -> io::Result<(u64, u32)> {
     let mut h = crc32fast::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut n = 0u64;
     loop {
-        let got = f.read(&mut buf)?;
+        let got = f.read_at(&mut buf, n)?;
         if got == 0 {
             return Ok((n, h.finalize()));
         }
@@ -147,13 +217,14 @@ impl LogicalReader {
     pub fn open(paths: &[(PathBuf, u64)]) -> io::Result<Self> {
         let files = paths
             .iter()
-            .map(|(p, n)| {
-                File::open(p)
-                    .map(|f| (f, *n))
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
-            })
+            .map(|(p, n)| safe_fs::open_regular(p, Links::Follow).map(|f| (f, *n)))
             .collect::<io::Result<_>>()?;
         Ok(LogicalReader { files })
+    }
+
+    /// A reader over files already open, with their recorded sizes.
+    pub fn from_files(files: Vec<(File, u64)>) -> Self {
+        LogicalReader { files }
     }
 
     /// Fills `buf` with the logical bytes at `offset` (zeros past the end).
@@ -179,37 +250,65 @@ impl LogicalReader {
 
 /// A file written under a temporary name and renamed into place only by
 /// [`AtomicFile::commit`]; dropped uncommitted, it is removed.
+///
+/// The temporary file is created with `O_CREAT | O_EXCL | O_NOFOLLOW`
+/// relative to the destination's directory, opened once
+/// ([`crate::safe_fs::Dir`]): a file or link planted at the temporary name
+/// is never opened or written through (another name is taken), and the
+/// rename goes through the same directory descriptor.
 pub struct AtomicFile {
     file: File,
-    tmp: PathBuf,
+    dir: Dir,
+    tmp: OsString,
+    name: OsString,
     dest: PathBuf,
     done: bool,
 }
 
+/// How many temporary names [`AtomicFile::create`] tries before it gives up.
+const TMP_TRIES: u32 = 64;
+
 impl AtomicFile {
     /// Creates the temporary file beside `dest` (its directory must exist).
     pub fn create(dest: &Path) -> io::Result<Self> {
-        let name = dest
-            .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
-        let tmp = dest.with_file_name(format!(
-            ".{}.redio-tmp.{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        let file = OpenOptions::new()
-            .write(true)
-            .read(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))?;
-        Ok(AtomicFile {
-            file,
-            tmp,
-            dest: dest.to_path_buf(),
-            done: false,
-        })
+        let name = dest.file_name().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: no file name", dest.display()),
+            )
+        })?;
+        let dir = Dir::open(dest.parent().unwrap_or(Path::new("")))?;
+        let pid = std::process::id();
+        let mut last = None;
+        for n in 0..TMP_TRIES {
+            let tmp = OsString::from(format!(".{}.redio-tmp.{pid}.{n}", name.to_string_lossy()));
+            // 0o666 under the umask, as any new file; data files get their
+            // recorded mode from `set_meta`.
+            match dir.create_new(&tmp, 0o666) {
+                Ok(file) => {
+                    return Ok(AtomicFile {
+                        file,
+                        dir,
+                        tmp,
+                        name: name.to_os_string(),
+                        dest: dest.to_path_buf(),
+                        done: false,
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{}: {TMP_TRIES} temporary names beside it are taken ({}); remove the stale \
+                 `.{}.redio-tmp.*` files",
+                dest.display(),
+                last.map(|e| e.to_string()).unwrap_or_default(),
+                name.to_string_lossy()
+            ),
+        ))
     }
 
     /// Writes `data` at `offset`.
@@ -227,9 +326,15 @@ impl AtomicFile {
         self.file.set_len(len)
     }
 
-    /// The temporary path (to read back what was written).
-    pub fn tmp_path(&self) -> &Path {
-        &self.tmp
+    /// The temporary file, open for reading and writing (to read back
+    /// what was written).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The temporary path (for messages, and readers that go by path).
+    pub fn tmp_path(&self) -> PathBuf {
+        self.dir.path().join(&self.tmp)
     }
 
     /// The final path.
@@ -243,11 +348,21 @@ impl AtomicFile {
         self.file
             .set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
         let t = if mtime_sec >= 0 {
-            UNIX_EPOCH + Duration::new(mtime_sec as u64, mtime_nsec)
+            UNIX_EPOCH.checked_add(Duration::new(mtime_sec as u64, mtime_nsec.min(999_999_999)))
         } else {
-            UNIX_EPOCH - Duration::from_secs(mtime_sec.unsigned_abs())
-                + Duration::from_nanos(mtime_nsec as u64)
+            UNIX_EPOCH
+                .checked_sub(Duration::from_secs(mtime_sec.unsigned_abs()))
+                .and_then(|t| t.checked_add(Duration::from_nanos(mtime_nsec as u64)))
         };
+        let t = t.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: recorded modification time {mtime_sec}.{mtime_nsec:09} is out of range",
+                    self.dest.display()
+                ),
+            )
+        })?;
         self.file.set_modified(t)
     }
 
@@ -258,21 +373,16 @@ impl AtomicFile {
 
     /// Renames into place and fsyncs the directory.
     pub fn commit(mut self) -> io::Result<()> {
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| {
-            io::Error::new(e.kind(), format!("rename to {}: {e}", self.dest.display()))
-        })?;
+        self.dir.rename(&self.tmp, &self.name)?;
         self.done = true;
-        if let Some(dir) = self.dest.parent() {
-            File::open(dir)?.sync_all()?;
-        }
-        Ok(())
+        self.dir.sync()
     }
 }
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if !self.done {
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = self.dir.remove(&self.tmp);
         }
     }
 }
@@ -354,6 +464,59 @@ mod tests {
             assert!(check_relative(p).is_err(), "{p:?} accepted");
         }
         assert!(check_relative("a/b.dat").is_ok());
+    }
+
+    #[test]
+    fn a_prefix_is_a_name_part_not_a_path() {
+        for bad in ["", "../../x", "a/b", ".x", "a\0b"] {
+            assert!(check_prefix(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(check_prefix("redio-parity").is_ok());
+    }
+
+    #[test]
+    fn an_atomic_file_never_writes_through_a_planted_link() {
+        let dir = std::env::temp_dir().join(format!("redio-parity-plant-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("root")).unwrap();
+        let outside = dir.join("outside.dat");
+        std::fs::write(&outside, b"outside").unwrap();
+        let dest = dir.join("root/ckpt.dat");
+        // Links at every temporary name this process could use, the old
+        // one (without a counter) included.
+        let pid = std::process::id();
+        let mut planted = vec![format!(".ckpt.dat.redio-tmp.{pid}")];
+        planted.extend((0..4).map(|n| format!(".ckpt.dat.redio-tmp.{pid}.{n}")));
+        for name in &planted {
+            std::os::unix::fs::symlink(&outside, dir.join("root").join(name)).unwrap();
+        }
+        let f = AtomicFile::create(&dest).unwrap();
+        f.write_at(b"rebuilt", 0).unwrap();
+        f.sync().unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"outside");
+        let meta = std::fs::symlink_metadata(&dest).unwrap();
+        assert!(meta.is_file(), "the final file is a regular file");
+        assert_eq!(std::fs::read(&dest).unwrap(), b"rebuilt");
+        for name in &planted {
+            let m = std::fs::symlink_metadata(dir.join("root").join(name)).unwrap();
+            assert!(m.file_type().is_symlink(), "{name} left alone");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn header_paths_that_collide_or_name_redio_files_are_refused() {
+        let mut h = crate::format::tests::sample();
+        assert!(check_header_paths(&h, "redio-parity", false).is_ok());
+        h.members[0].files[0].path = "redio-parity.s0.m1.rdp".into();
+        let e = check_header_paths(&h, "redio-parity", false).unwrap_err();
+        assert!(e.why.contains("redundancy or temporary file"), "{e}");
+        let mut h = crate::format::tests::sample();
+        h.members[2].files[0].path = h.members[1].files[0].path.clone();
+        assert!(check_header_paths(&h, "redio-parity", false).is_ok());
+        let e = check_header_paths(&h, "redio-parity", true).unwrap_err();
+        assert!(e.why.contains("members 1 and 2"), "{e}");
     }
 
     #[test]

@@ -28,6 +28,10 @@ const PREFIX_LEN: usize = 16;
 /// gigabytes.
 pub const MAX_HEADER_LEN: u32 = 64 << 20;
 
+/// Upper bound on a member's logical file and on one payload chunk (2^56
+/// bytes, 64 PiB): sums and offsets of valid headers never overflow.
+pub const MAX_LOGICAL_LEN: u64 = 1 << 56;
+
 /// One protected file of a member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileMeta {
@@ -280,7 +284,14 @@ impl Header {
         if version != VERSION {
             return Err(FormatError::Version(version));
         }
-        let _flags = r.u16("flags")?;
+        let flags = r.u16("flags")?;
+        if flags != 0 {
+            // Version 1 defines no flag: a set one is damage, or a newer
+            // writer whose meaning this code would silently drop.
+            return Err(FormatError::Invalid(format!(
+                "unknown header flags 0x{flags:04x} (version {VERSION} defines none)"
+            )));
+        }
         let len = r.u32("header length")?;
         if (len as usize) < PREFIX_LEN + 4 || len > MAX_HEADER_LEN {
             return Err(FormatError::Invalid(format!(
@@ -400,13 +411,41 @@ impl Header {
                 self.set_id, self.set_count
             ));
         }
-        for m in &self.members {
+        for (i, m) in self.members.iter().enumerate() {
             if m.logical_rank >= self.logical_ranks {
                 return bad(format!(
                     "logical rank {} but the job has {} rank(s)",
                     m.logical_rank, self.logical_ranks
                 ));
             }
+            if let Some(j) = self.members[..i]
+                .iter()
+                .position(|o| o.logical_rank == m.logical_rank)
+            {
+                return bad(format!(
+                    "members {j} and {i} both claim logical rank {} (forged or mixed-up header)",
+                    m.logical_rank
+                ));
+            }
+            let mut total = 0u64;
+            for (k, f) in m.files.iter().enumerate() {
+                if m.files[..k].iter().any(|o| o.path == f.path) {
+                    return bad(format!("member {i} lists the file `{}` twice", f.path));
+                }
+                total = match total.checked_add(f.size) {
+                    Some(t) if t <= MAX_LOGICAL_LEN => t,
+                    _ => {
+                        return bad(format!(
+                            "member {i}'s file sizes add up to more than {MAX_LOGICAL_LEN} bytes"
+                        ))
+                    }
+                };
+            }
+        }
+        if self.payload.iter().any(|c| c.len > MAX_LOGICAL_LEN) {
+            return bad(format!(
+                "a payload chunk is longer than {MAX_LOGICAL_LEN} bytes"
+            ));
         }
         let expect = match self.scheme {
             Scheme::Single => 0,
@@ -536,9 +575,10 @@ pub fn file_name(prefix: &str, set_id: u32, member: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A valid XOR header of three members.
     pub(crate) fn sample() -> Header {
         let files = |n: u64| {
             vec![FileMeta {
@@ -612,6 +652,52 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a redio"));
+    }
+
+    #[test]
+    fn unknown_flags_are_refused() {
+        // Found by tests/fuzz_parsers.rs: a set flag bit was ignored.
+        let mut b = sample().encode();
+        b[11] = 0x80;
+        let n = b.len();
+        let crc = crc32(&b[..n - 4]);
+        b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        let e = Header::decode(&b).unwrap_err();
+        assert!(e.to_string().contains("unknown header flags 0x8000"), "{e}");
+    }
+
+    #[test]
+    fn two_members_with_one_logical_rank_are_refused() {
+        let mut h = sample();
+        h.members[2].logical_rank = 0;
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("members 0 and 2 both claim logical rank 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sizes_past_the_cap_are_refused_before_any_arithmetic() {
+        // A file of 2^63 bytes (would overflow sums and `off_t`), and two
+        // files whose sizes overflow u64 together.
+        let mut h = sample();
+        h.members[0].files[0].size = 1 << 63;
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(e.to_string().contains("add up to more than"), "{e}");
+        let mut h = sample();
+        let mut f = h.members[1].files[0].clone();
+        f.path = "other".into();
+        f.size = u64::MAX;
+        h.members[1].files.push(f);
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(e.to_string().contains("member 1"), "{e}");
+        let mut h = sample();
+        let again = h.members[1].files[0].clone();
+        h.members[1].files.push(again);
+        let e = Header::decode(&h.encode()).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
     }
 
     #[test]

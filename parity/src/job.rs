@@ -126,7 +126,10 @@ impl JobSpec {
             };
             match k {
                 "op" => op = Some(Operation::parse(v).ok_or(format!("unknown operation {v}"))?),
-                "prefix" => spec.prefix = v.into(),
+                "prefix" => {
+                    crate::files::check_prefix(v)?;
+                    spec.prefix = v.into()
+                }
                 "piece" => spec.piece = number(v)?.max(1),
                 "scheme" => spec.scheme = v.into(),
                 "set_size" => spec.set_size = number(v)?,

@@ -15,6 +15,8 @@
 //! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
 //! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
 //! - [`files`]: safe paths under a root, logical files, atomic writes;
+//! - [`safe_fs`]: the safe-file layer (regular files only, bounded reads,
+//!   no links followed, `O_EXCL` creation relative to a directory);
 //! - [`offline`]: single-process encode, verify, rebuild and inspect;
 //! - [`repair`]: one member's part of the collective (MPI) rebuild;
 //! - [`job`]: the arguments of the collective `redio parity` job;
@@ -36,6 +38,7 @@ pub mod partner;
 pub mod progress;
 pub mod repair;
 pub mod ring;
+pub mod safe_fs;
 pub mod scheme;
 pub mod sets;
 pub mod stripe;

@@ -12,10 +12,13 @@
 //! place; beyond the tolerance it writes nothing.
 
 use crate::files::{self, AtomicFile, LogicalReader, UnsafePath};
-use crate::format::{self, ChunkMeta, FormatError, Header, MemberMeta, TRAILER_LEN, TRAILER_MAGIC};
+use crate::format::{
+    self, ChunkMeta, FileMeta, FormatError, Header, MemberMeta, TRAILER_LEN, TRAILER_MAGIC,
+};
 use crate::gf::kernel::{best, Kernel};
 use crate::partner;
 use crate::progress::Progress;
+use crate::safe_fs::{self, Links};
 use crate::scheme::Scheme;
 use crate::sets::{build_sets, SetError};
 use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
@@ -46,6 +49,11 @@ pub enum Error {
     /// More damage than the scheme tolerates: nothing was written.
     #[error("unrecoverable, nothing written:\n{0}")]
     Unrecoverable(String),
+    /// The directories do not hold what the headers say (a directory given
+    /// for the wrong rank, a file rewritten after the encode): nothing
+    /// was written.
+    #[error("refused, nothing written: {0}")]
+    Refused(String),
 }
 
 /// One rank's input to an offline encode.
@@ -388,13 +396,21 @@ pub struct Parsed {
     pub copy_a_error: Option<FormatError>,
 }
 
+/// Opens a redundancy file for reading: a regular file only (a FIFO, a
+/// device or a directory with a redundancy file's name is refused without
+/// blocking), the message naming the path.
+pub fn open_redundancy(path: &Path) -> io::Result<File> {
+    safe_fs::open_regular(path, Links::Follow)
+}
+
 /// Reads and checks a redundancy file's header (copy A, else copy B) and
 /// its overall length. Does not read the payload.
 pub fn read_header(path: &Path) -> Result<Parsed, String> {
-    let bytes_len = std::fs::metadata(path)
+    let f = open_redundancy(path).map_err(|e| e.to_string())?;
+    let bytes_len = f
+        .metadata()
         .map_err(|e| format!("{}: {e}", path.display()))?
         .len();
-    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let read = |at: u64, n: u64| -> Result<Vec<u8>, String> {
         let mut b = vec![0u8; n as usize];
         f.read_exact_at(&mut b, at)
@@ -434,9 +450,11 @@ pub fn read_header(path: &Path) -> Result<Parsed, String> {
             return Err("no trailer (file truncated?)".into());
         }
         let len = u64::from_le_bytes(t[..8].try_into().unwrap_or([0; 8]));
-        if len > bytes_len - TRAILER_LEN {
+        if len > bytes_len - TRAILER_LEN || len > u64::from(format::MAX_HEADER_LEN) {
             return Err(format!(
-                "trailer names a {len}-byte header in a {bytes_len}-byte file"
+                "trailer names a {len}-byte header in a {bytes_len}-byte file (a header has at \
+                 most {} bytes): the trailer is damaged",
+                format::MAX_HEADER_LEN
             ));
         }
         let bytes = read(bytes_len - TRAILER_LEN - len, len)?;
@@ -530,6 +548,8 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
     if dirs.is_empty() {
         return Err(Error::Usage("no directory given".into()));
     }
+    files::check_prefix(&opts.prefix).map_err(Error::Usage)?;
+    refuse_repeated_dirs(dirs)?;
     let mut unique: Vec<&PathBuf> = Vec::new();
     for d in dirs {
         if !unique.contains(&d) {
@@ -551,6 +571,9 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
             if let Some((set, member)) = parse_name(&name, &opts.prefix) {
                 let path = d.join(&name);
                 let parsed = read_header(&path);
+                if let Ok(p) = &parsed {
+                    check_dir_is_members(dirs, d, &path, &p.header)?;
+                }
                 by_set.entry(set).or_default().push((member, path, parsed));
             }
         }
@@ -558,7 +581,7 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
     let mut sets = Vec::new();
     let mut set_count = None;
     for (set_id, found) in by_set {
-        let st = assess_set(set_id, found, dirs)?;
+        let st = assess_set(set_id, found, dirs, &opts.prefix)?;
         if let Some(h) = &st.header {
             set_count = Some(h.set_count);
         }
@@ -566,7 +589,8 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
     }
     match set_count {
         None => findings.push(format!(
-            "no readable redundancy file named {}.s*.m*.rdp in the given directories",
+            "no readable redundancy file named {}.s*.m*.rdp in the given directories (are they \
+             the directories the encode wrote to, and was it written with this --prefix?)",
             opts.prefix
         )),
         Some(n) => {
@@ -594,10 +618,65 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
     })
 }
 
+/// Refuses a directory given for two logical ranks (`--offline a a c d`):
+/// the second rank's files would be rebuilt over the first one's.
+pub fn refuse_repeated_dirs(dirs: &[PathBuf]) -> Result<(), Error> {
+    if dirs.len() < 2 {
+        return Ok(());
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    for (j, b) in dirs.iter().enumerate() {
+        if let Some(i) = dirs[..j].iter().position(|a| same(a, b)) {
+            return Err(Error::Refused(format!(
+                "{} is given for logical ranks {i} and {j}: give one directory for every rank, \
+                 or one per logical rank in rank order, each once",
+                b.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// With one directory per logical rank, checks that the redundancy file
+/// `path` found in `dir` belongs to that directory's rank: a directory
+/// given in the wrong place would otherwise be "repaired" with another
+/// rank's data.
+fn check_dir_is_members(
+    dirs: &[PathBuf],
+    dir: &Path,
+    path: &Path,
+    h: &Header,
+) -> Result<(), Error> {
+    if dirs.len() < 2 {
+        return Ok(());
+    }
+    let Some(owner) = h.members.get(h.member as usize) else {
+        return Ok(());
+    };
+    let given: Vec<usize> = (0..dirs.len()).filter(|&i| dirs[i] == dir).collect();
+    if given.contains(&(owner.logical_rank as usize)) {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "{} belongs to logical rank {} (set {}, member {}), but its directory {} is given for \
+         logical rank {}: give the directories in rank order, one per rank",
+        path.display(),
+        owner.logical_rank,
+        h.set_id,
+        h.member,
+        dir.display(),
+        given.first().copied().unwrap_or_default()
+    )))
+}
+
 fn assess_set(
     set_id: u32,
     found: Vec<(usize, PathBuf, Result<Parsed, String>)>,
     dirs: &[PathBuf],
+    prefix: &str,
 ) -> Result<SetState, Error> {
     let mut findings = Vec::new();
     let reference = found
@@ -645,11 +724,7 @@ fn assess_set(
         )));
     };
     // Security first: every path of every member, before reading anything.
-    for m in &header.members {
-        for f in &m.files {
-            files::check_relative(&f.path)?;
-        }
-    }
+    files::check_header_paths(&header, prefix, dirs.len() == 1)?;
     let mut redundancy: Vec<Option<(PathBuf, u64)>> = vec![None; p];
     for (m, path, parsed) in found {
         match parsed {
@@ -723,13 +798,25 @@ pub fn check_files(
         let problem = match std::fs::symlink_metadata(&full) {
             Err(_) => Some("missing".to_string()),
             Ok(md) if !md.is_file() => Some("not a regular file".to_string()),
-            Ok(md) if md.len() != f.size => {
-                Some(format!("size {} instead of {}", md.len(), f.size))
-            }
-            Ok(_) => match files::crc_file(&full) {
+            Ok(md) if md.len() != f.size => Some(format!(
+                "size {} instead of {}{}",
+                md.len(),
+                f.size,
+                if rewritten_after_encode(&md, f) {
+                    " (modified after the encode)"
+                } else {
+                    ""
+                }
+            )),
+            Ok(md) => match files::crc_file(&full) {
                 Ok((_, crc)) if crc != f.crc32 => Some(format!(
-                    "CRC32 {crc:08x} instead of {:08x} (content changed)",
-                    f.crc32
+                    "CRC32 {crc:08x} instead of {:08x} (content changed{})",
+                    f.crc32,
+                    if rewritten_after_encode(&md, f) {
+                        "; modified after the encode"
+                    } else {
+                        ""
+                    }
                 )),
                 Ok(_) => None,
                 Err(e) => Some(format!("unreadable: {e}")),
@@ -740,6 +827,74 @@ pub fn check_files(
         }
     }
     Ok(out)
+}
+
+/// Whether the file `md` describes was modified after the encode that
+/// recorded `f`: its modification time is later than the recorded one.
+pub fn rewritten_after_encode(md: &std::fs::Metadata, f: &FileMeta) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (md.mtime(), md.mtime_nsec()) > (f.mtime_sec, i64::from(f.mtime_nsec))
+}
+
+/// Refuses to rebuild member `m`'s damaged files (indices `damaged`)
+/// under `root` when what is there is not lost data of this member:
+///
+/// - a file equal (path, size, CRC32) to another member's recorded file:
+///   the directory belongs to another rank (a `--root` without `{rank}`,
+///   a directory given twice), and rebuilding would overwrite its healthy
+///   data;
+/// - a file modified after the encode (a later modification time than
+///   recorded): it was rewritten on purpose, and a rebuild would silently
+///   revert it to the protected version.
+///
+/// Missing files and files damaged in place (same modification time) are
+/// rebuilt. Checked before anything is written.
+pub fn check_before_rebuild(
+    h: &Header,
+    m: usize,
+    root: &Path,
+    damaged: &[usize],
+) -> Result<(), String> {
+    let me = &h.members[m];
+    for &i in damaged {
+        let Some(f) = me.files.get(i) else { continue };
+        let full = files::resolve_in_root(root, &f.path).map_err(|e| e.to_string())?;
+        let Ok(md) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        if !md.is_file() {
+            continue;
+        }
+        let (size, crc) = files::crc_file(&full).map_err(|e| e.to_string())?;
+        let other = h.members.iter().enumerate().find(|(o, meta)| {
+            *o != m
+                && meta
+                    .files
+                    .iter()
+                    .any(|g| g.path == f.path && g.size == size && g.crc32 == crc)
+        });
+        if let Some((o, meta)) = other {
+            return Err(format!(
+                "{} is logical rank {}'s intact file (member {o}), not rank {}'s: {} belongs to \
+                 another rank (a --root without {{rank}}, or a directory given twice?); give each \
+                 rank its own directory",
+                full.display(),
+                meta.logical_rank,
+                me.logical_rank,
+                root.display()
+            ));
+        }
+        if rewritten_after_encode(&md, f) {
+            return Err(format!(
+                "{} was modified after the encode (its modification time is later than the one \
+                 recorded); a rebuild would revert it to the protected version. If the new \
+                 content is right, protect it again (`redio parity encode`); if it is wrong, move \
+                 it away and run the rebuild again",
+                full.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether member `m`'s redundancy file (parsed from `path`) can be used
@@ -765,7 +920,7 @@ pub fn check_redundancy(
 
 /// Checks every payload chunk's CRC32.
 pub fn check_payload(path: &Path, parsed: &Parsed) -> Result<(), String> {
-    let f = File::open(path).map_err(|e| e.to_string())?;
+    let f = open_redundancy(path).map_err(|e| e.to_string())?;
     let mut at = parsed.payload_at;
     let mut buf = vec![0u8; DEFAULT_PIECE];
     for (i, c) in parsed.header.payload.iter().enumerate() {
@@ -844,6 +999,13 @@ pub fn rebuild(dirs: &[PathBuf], opts: &Options) -> Result<(Assessment, RebuildR
         }
         return Err(Error::Unrecoverable(lines.join("\n")));
     }
+    for s in &a.sets {
+        if let (Some(h), Verdict::Repairable) = (&s.header, s.verdict) {
+            for (m, d) in s.damaged_files.iter().enumerate() {
+                check_before_rebuild(h, m, &s.roots[m], d).map_err(Error::Refused)?;
+            }
+        }
+    }
     let mut pending: Vec<AtomicFile> = Vec::new();
     for s in &a.sets {
         if s.verdict == Verdict::Repairable {
@@ -905,7 +1067,7 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
     let red_files: Vec<Option<File>> = s
         .redundancy
         .iter()
-        .map(|r| r.as_ref().map(|(p, _)| File::open(p)).transpose())
+        .map(|r| r.as_ref().map(|(p, _)| open_redundancy(p)).transpose())
         .collect::<io::Result<_>>()?;
     let piece = opts.piece.max(1);
     match h.scheme {
@@ -1009,7 +1171,7 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
         for (i, f) in row.iter().enumerate() {
             if let Some(f) = f {
                 let meta = &h.members[m].files[i];
-                let (size, crc) = files::crc_file(f.tmp_path())?;
+                let (size, crc) = files::crc_of(f.file())?;
                 if size != meta.size || crc != meta.crc32 {
                     return Err(Error::Unrecoverable(format!(
                         "rebuilt {} has CRC32 {crc:08x}, header records {:08x}: the surviving data or parity is inconsistent",
@@ -1058,19 +1220,22 @@ pub fn logical_reader(
     meta: &MemberMeta,
     rebuilt: &[Option<AtomicFile>],
 ) -> Result<LogicalReader, Error> {
-    let paths = meta
+    let files = meta
         .files
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let path = match rebuilt.get(i).and_then(Option::as_ref) {
-                Some(a) => a.tmp_path().to_path_buf(),
-                None => files::resolve_in_root(root, &f.path)?,
+            let file = match rebuilt.get(i).and_then(Option::as_ref) {
+                Some(a) => a.file().try_clone()?,
+                None => {
+                    let full = files::resolve_in_root(root, &f.path)?;
+                    safe_fs::open_regular(&full, Links::Follow)?
+                }
             };
-            Ok((path, f.size))
+            Ok((file, f.size))
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    Ok(LogicalReader::open(&paths)?)
+    Ok(LogicalReader::from_files(files))
 }
 
 /// Writes logical bytes `bytes` at `offset` of member `m` into the files
@@ -1146,7 +1311,7 @@ pub fn recompute_mismatches(
                 let holder = code.parity_holder(r, j);
                 if let Some((path, at)) = &s.redundancy[holder] {
                     let mut got = vec![0u8; len];
-                    File::open(path)?.read_exact_at(&mut got, at + j as u64 * chunk + off)?;
+                    open_redundancy(path)?.read_exact_at(&mut got, at + j as u64 * chunk + off)?;
                     if &got != want {
                         bad.push(format!(
                             "member {holder}: {}: parity chunk {j} (row {r}) does not match the data at bytes {off}..{}",

@@ -318,9 +318,9 @@ impl Member<'_> {
                     let Some((path, _)) = &l.redundancy else {
                         return self.fail("asked for a redundancy file it does not have");
                     };
-                    match File::open(path) {
+                    match crate::offline::open_redundancy(path) {
                         Ok(f) => self.payload = Some(f),
-                        Err(e) => return self.fail(format!("{}: {e}", path.display())),
+                        Err(e) => return self.fail(e),
                     }
                 }
                 let at = l.redundancy.as_ref().map_or(0, |r| r.1);
@@ -395,7 +395,7 @@ impl Member<'_> {
         for (i, f) in self.data_out.iter().enumerate() {
             let Some(f) = f else { continue };
             let meta = &h.members[me].files[i];
-            let checked = files::crc_file(f.tmp_path()).and_then(|(size, crc)| {
+            let checked = files::crc_of(f.file()).and_then(|(size, crc)| {
                 if size != meta.size || crc != meta.crc32 {
                     return Err(std::io::Error::other(format!(
                         "rebuilt {} has CRC32 {crc:08x}, the header records {:08x}: the \

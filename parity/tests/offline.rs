@@ -178,3 +178,42 @@ fn one_shared_directory_holds_every_member() {
     assert!(root.join("redio-parity.s0.m0.rdp").exists());
     assert_eq!(assess(&dirs, &opts).unwrap().verdict, Verdict::Healthy);
 }
+
+#[test]
+fn a_rebuild_into_a_directory_holding_another_members_files_is_refused() {
+    // Two ranks writing the same relative name; member 1's directory is
+    // mistaken for member 0's (a root without {rank}).
+    let t = tmp("identity");
+    let mut ranks = Vec::new();
+    let mut dirs = Vec::new();
+    for r in 0..3u32 {
+        let dir = t.0.join(format!("node{r}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ckpt.dat"), vec![r as u8 + 1; 1000]).unwrap();
+        ranks.push(MemberInput {
+            root: dir.clone(),
+            files: vec!["ckpt.dat".into()],
+            world_rank: r,
+            logical_rank: r,
+            failure_group: format!("node{r}"),
+            host: format!("node{r}"),
+        });
+        dirs.push(dir);
+    }
+    encode_job(Scheme::Xor, 3, &ranks, &Options::default()).unwrap();
+    let a = assess(&dirs, &Options::default()).unwrap();
+    let h = a.sets[0].header.clone().unwrap();
+    let e = offline::check_before_rebuild(&h, 1, &dirs[0], &[0]).unwrap_err();
+    assert!(e.contains("is logical rank 0's intact file"), "{e}");
+    // Its own directory, damaged in place (same mtime): rebuilt.
+    let f = dirs[1].join("ckpt.dat");
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    std::fs::write(&f, vec![9u8; 1000]).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert!(offline::check_before_rebuild(&h, 1, &dirs[1], &[0]).is_ok());
+}

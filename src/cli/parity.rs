@@ -107,6 +107,14 @@ pub struct EncodeArgs {
 
 /// Runs a `redio parity` subcommand.
 pub fn run(cmd: ParityCommand) -> ExitCode {
+    let place = match &cmd {
+        ParityCommand::Verify(o) | ParityCommand::Rebuild(o) => Some(o),
+        ParityCommand::Encode(e) => Some(&e.place),
+        _ => None,
+    };
+    if let Some(Err(e)) = place.map(|o| redio_parity::files::check_prefix(&o.prefix)) {
+        return fail("", format!("--prefix: {e}"));
+    }
     match &cmd {
         ParityCommand::Verify(o) if !o.offline => return job::launch(Operation::Verify, o, None),
         ParityCommand::Rebuild(o) if !o.offline => return job::launch(Operation::Rebuild, o, None),

@@ -115,12 +115,34 @@ fn yaml_message(error: &YamlError) -> String {
         }
         other => {
             let text = DefaultMessageFormatter.format_message(other);
+            if let Some(breach) = text.split("budget breached: ").nth(1) {
+                return budget_message(breach);
+            }
             match HINTS.iter().find(|(cause, _)| text.contains(cause)) {
                 Some((_, hint)) => format!("invalid YAML: {text} ({hint})"),
                 None => format!("invalid YAML: {text}"),
             }
         }
     }
+}
+
+/// A parser budget breach (`Nodes { nodes: 250001 }`) in words.
+fn budget_message(breach: &str) -> String {
+    let kind = breach.split_whitespace().next().unwrap_or_default();
+    let count: String = breach.chars().filter(char::is_ascii_digit).collect();
+    let what = match kind {
+        "Depth" => format!("is nested {count} levels deep"),
+        "Nodes" => format!("has {count} nodes (keys, values, list items) or more"),
+        "Aliases" | "Anchors" => format!("uses more than {count} YAML {}", kind.to_lowercase()),
+        _ => format!(
+            "exceeds the parser's limit on {} ({count})",
+            kind.to_lowercase()
+        ),
+    };
+    format!(
+        "invalid YAML: the document {what}, far beyond any configuration (which has a few dozen \
+         keys, three levels deep): is this the right file?"
+    )
 }
 
 /// Advice added to parser messages that contain the first text.

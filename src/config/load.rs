@@ -9,14 +9,20 @@
 //!    environment, collecting all remaining problems.
 
 use super::diagnostics::{from_yaml_error, line_col, ConfigError, Diagnostic};
-use super::env::CONFIG_VAR;
+use super::env::{CONFIG_VAR, ENV_PREFIX};
 use super::keys::TOP_KEYS;
 use super::raw::{MapOf, Node, RawDoc, VersionProbe};
 use super::schema::Config;
 use super::validate::{resolve, version_problem, EnvInput, FileInput};
+use redio_parity::safe_fs::{read_bounded, Links};
 use serde_saphyr::NonFiniteFloatPolicy;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// The largest configuration file read (1 MiB): a FIFO or `/dev/zero`
+/// named as the configuration is refused instead of read until memory
+/// runs out.
+pub const MAX_CONFIG_LEN: u64 = 1 << 20;
 
 impl Config {
     /// Loads the configuration with its precedence, highest first:
@@ -51,10 +57,21 @@ impl Config {
     }
 
     /// [`Config::load_from_vars`] over the real process environment: what the
-    /// CLI and world rank 0 use. Variables that are not valid Unicode are skipped.
+    /// CLI and world rank 0 use. A `REDIO_*` value that is not valid
+    /// Unicode reaches the checks with U+FFFD in place of the bad bytes (and
+    /// is refused there, naming the variable); other variables that are not
+    /// valid Unicode are skipped.
     pub fn load_process_env(explicit: Option<&Path>) -> Result<Config, ConfigError> {
         let vars: Vec<(String, String)> = std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .filter_map(|(k, v)| {
+                let k = k.into_string().ok()?;
+                let v = match v.into_string() {
+                    Ok(v) => v,
+                    Err(v) if k.starts_with(ENV_PREFIX) => v.to_string_lossy().into_owned(),
+                    Err(_) => return None,
+                };
+                Some((k, v))
+            })
             .collect();
         Config::load_from_vars(explicit, &vars)
     }
@@ -134,17 +151,20 @@ fn load_with(
 }
 
 fn read(path: &Path, name: &str, named_by_env: bool) -> Result<Vec<u8>, Diagnostic> {
-    std::fs::read(path).map_err(|error| {
+    read_bounded(path, Links::Follow, MAX_CONFIG_LEN, "configuration file").map_err(|error| {
         let by = if named_by_env {
             format!(" named by {CONFIG_VAR}")
         } else {
             String::new()
         };
+        // The diagnostic names the file already.
+        let text = error.to_string();
+        let text = text.strip_prefix(&format!("{name}: ")).unwrap_or(&text);
         Diagnostic::new(
             name,
             0,
             0,
-            format!("cannot read the configuration file{by}: {error}"),
+            format!("cannot read the configuration file{by}: {text}"),
         )
     })
 }

@@ -232,6 +232,33 @@ impl Kind for Template {
     }
 }
 
+/// A `parity.files` pattern: an absolute path that may use `{replica}`,
+/// `{rank}` and the wildcards `*` and `?` (a relative one would be
+/// refused by every rank at run time, leaving the job without redundancy).
+pub(crate) struct AbsoluteGlob;
+
+impl Kind for AbsoluteGlob {
+    type Out = String;
+
+    fn expects(&self) -> String {
+        "an absolute path pattern that may use {replica}, {rank}, * and ?".to_string()
+    }
+
+    fn parse(&self, text: &str) -> Result<String, String> {
+        non_empty(text, "a path pattern")?;
+        check_template(text)?;
+        if !text.starts_with('/') {
+            return Err(format!(
+                "{text:?} is not an absolute path (it must start with /, e.g. \
+                 \"/scratch/ckpt/rank{{rank}}/*.dat\")"
+            ));
+        }
+        // The placeholders are expanded per rank before matching.
+        Glob::new(&crate::config::expand_placeholders(text, 0, 0))?;
+        Ok(text.to_string())
+    }
+}
+
 /// A file-system type name such as `lustre`.
 pub(crate) struct FsType;
 
@@ -293,6 +320,17 @@ fn non_empty<'a>(text: &'a str, what: &str) -> Result<&'a str, String> {
 mod tests {
     use super::*;
     use crate::config::schema::WriteProtocol;
+
+    #[test]
+    fn parity_file_patterns_are_absolute_globs_with_placeholders() {
+        assert!(AbsoluteGlob
+            .parse("/ckpt/r{replica}/rank{rank}/*.dat")
+            .is_ok());
+        let e = AbsoluteGlob.parse("ckpt/*.dat").unwrap_err();
+        assert!(e.contains("not an absolute path"), "{e}");
+        assert!(AbsoluteGlob.parse("/ckpt/[ab]").is_err());
+        assert!(AbsoluteGlob.parse("/ckpt/{node}/x").is_err());
+    }
 
     #[test]
     fn integers() {

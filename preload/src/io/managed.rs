@@ -366,7 +366,9 @@ fn settle_stale_parts(path: &std::path::Path, flags: i32) {
         }
         return;
     }
-    match join::join(path) {
+    // The application opens the file to go on with it: what an earlier
+    // join put there stays (Tail::Keep).
+    match join::join(path, join::Tail::Keep) {
         Ok(joined) => crate::log!(
             Warn,
             "{}: joined {} parts left by an earlier run ({} bytes)",

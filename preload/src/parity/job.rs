@@ -23,19 +23,19 @@ use super::collective::{all_agree, allgather_bytes, rank_and_size, OwnComm};
 use super::protect;
 use super::transport::MpiTransport;
 use crate::mpi::ffi;
-use redio_parity::files::{check_relative, list_protectable};
+use redio_parity::files::{check_header_paths, list_protectable};
 use redio_parity::format::{file_name, Header};
 use redio_parity::gf::kernel::best;
 use redio_parity::job::{JobSpec, Operation, RANK_PLACEHOLDER};
 use redio_parity::offline::{
-    check_files, check_redundancy, parse_name, read_header, recoverable, Parsed, Verdict,
+    check_before_rebuild, check_files, check_redundancy, open_redundancy, parse_name, read_header,
+    recoverable, Parsed, Verdict,
 };
 use redio_parity::repair::{self, Damage, Local};
 use redio_parity::ring;
 use redio_parity::scheme::Scheme;
 use redio_parity::stripe::StripeCode;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -303,14 +303,11 @@ fn assess_mine(
     mine.status.set = h.set_id;
     mine.status.member = me as u32;
     // Security first: every path of the set, before reading anything.
-    for m in &h.members {
-        for f in &m.files {
-            if let Err(e) = check_relative(&f.path) {
-                mine.findings.push(format!("{who}: refused: {e}"));
-                mine.status.error = true;
-                return Ok((mine, refs));
-            }
-        }
+    let shared = spec.roots.len() == 1 && !spec.roots[0].contains(RANK_PLACEHOLDER);
+    if let Err(e) = check_header_paths(&h, &spec.prefix, shared) {
+        mine.findings.push(format!("{who}: refused: {e}"));
+        mine.status.error = true;
+        return Ok((mine, refs));
     }
     let damaged = match check_files(root, &h.members[me]) {
         Ok(d) => d,
@@ -331,6 +328,17 @@ fn assess_mine(
                 full.display()
             ));
             mine.status.error = true;
+        }
+    }
+    // What is there must be this rank's damaged data, not another rank's
+    // intact files or a file rewritten after the encode.
+    let indices: Vec<usize> = damaged.iter().map(|d| d.0).collect();
+    if let Err(e) = check_before_rebuild(&h, me, root, &indices) {
+        if spec.op == Operation::Rebuild {
+            mine.findings.push(format!("{who}: refused: {e}"));
+            mine.status.error = true;
+        } else {
+            mine.findings.push(format!("{who}: {e}"));
         }
     }
     let want = red_dir.join(file_name(&spec.prefix, h.set_id, me));
@@ -613,8 +621,8 @@ fn compare_parity(
     let reader = redio_parity::offline::logical_reader(root, &h.members[me], &[])
         .map_err(|e| bad.push(format!("reading the data: {e}")))
         .ok();
-    let stored = File::open(path)
-        .map_err(|e| bad.push(format!("{}: {e}", path.display())))
+    let stored = open_redundancy(path)
+        .map_err(|e| bad.push(e.to_string()))
         .ok();
     let mut read_failed = None;
     let mut got = Vec::new();

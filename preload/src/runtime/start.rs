@@ -260,8 +260,7 @@ fn bootstrap() -> Vec<u8> {
 
 fn read_map_file(config: &Config) -> Result<String, String> {
     match (&config.replication.layout, &config.replication.map_file) {
-        (Layout::Map, Some(path)) => std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read replica map file {}: {e}", path.display())),
+        (Layout::Map, Some(path)) => Topology::read_map_file(path),
         _ => Ok(String::new()),
     }
 }

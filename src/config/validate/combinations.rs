@@ -46,18 +46,26 @@ impl Resolver<'_> {
     /// matter, and the configuration that world rank 0 broadcasts spells out
     /// every key, so "given" cannot be told from "default" there (a job with
     /// `scheme: xor, set_size: 2` was refused at start-up).
+    /// GF(2^8) has 256 elements: the Cauchy matrix needs
+    /// `set_size + rs_parity <= 256`.
     fn check_rs_parity(&mut self) {
         let parity = &self.config.parity;
+        let (k, size) = (u64::from(parity.rs_parity), u64::from(parity.set_size));
         if parity.scheme != ParityScheme::Rs
-            || parity.rs_parity < parity.set_size
+            || (k < size && k + size <= 256)
             || !self.valid(&["parity.scheme", "parity.set_size", "parity.rs_parity"])
         {
             return;
         }
-        let message = format!(
-            "parity.rs_parity: {} must be less than parity.set_size ({})",
-            parity.rs_parity, parity.set_size
-        );
+        let message = if k >= size {
+            format!("parity.rs_parity: {k} must be less than parity.set_size ({size})")
+        } else {
+            format!(
+                "parity.rs_parity: {k} with parity.set_size {size} makes {}, but Reed-Solomon over \
+                 GF(2^8) allows set_size + rs_parity <= 256; lower one of them",
+                k + size
+            )
+        };
         self.report_at(
             &["parity.rs_parity", "parity.set_size", "parity.scheme"],
             message,

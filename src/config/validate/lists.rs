@@ -6,7 +6,7 @@ use crate::config::raw::{
     mapping, Items, ListOf, MapOf, Pos, RawDoc, RawRemap, RawRule, Section, Val,
 };
 use crate::config::schema::{IoRule, OnMismatch, OpenMode, ReadProtocol, Remap, WriteProtocol};
-use crate::config::value::{Bool, Choice, FsType, Kind, Pattern, Prefix, Template};
+use crate::config::value::{AbsoluteGlob, Bool, Choice, FsType, Kind, Pattern, Prefix, Template};
 
 impl Resolver<'_> {
     pub(super) fn read_lists(&mut self, doc: &RawDoc) {
@@ -34,7 +34,7 @@ impl Resolver<'_> {
         if let Some(files) = self.list(
             "parity.files",
             parity.and_then(|s| s.files.as_ref()),
-            &Template,
+            &AbsoluteGlob,
         ) {
             self.config.parity.files = files;
         }
@@ -60,10 +60,41 @@ impl Resolver<'_> {
     fn remap(&mut self, label: &str, entry: &RawRemap, pos: Pos) -> Option<Remap> {
         let prefix = self.required(label, "prefix", entry.prefix.as_ref(), pos, &Prefix);
         let to = self.required(label, "to", entry.to.as_ref(), pos, &Template);
-        Some(Remap {
-            prefix: prefix?,
-            to: to?,
-        })
+        let (prefix, to) = (prefix?, to?);
+        if let Some(problem) = self.remap_escape(&prefix, &to) {
+            self.report(&Origin::File(pos), format!("{label}.to: {problem}"));
+        }
+        Some(Remap { prefix, to })
+    }
+
+    /// A `to` whose `..` components lead out of every declared directory
+    /// (`shared.paths`, `local.paths` and the directory of `prefix`): the
+    /// replicas' files would be written somewhere nobody declared.
+    fn remap_escape(&self, prefix: &str, to: &str) -> Option<String> {
+        if !to.split('/').any(|c| c == "..") {
+            return None;
+        }
+        let target = normalize(to);
+        let parent = normalize(&format!("{prefix}/.."));
+        let declared = self
+            .config
+            .shared
+            .paths
+            .iter()
+            .chain(&self.config.local.paths)
+            .map(|d| normalize(d))
+            .chain([parent]);
+        let mut declared = declared.collect::<Vec<_>>();
+        declared.retain(|d| d != "/");
+        if declared.iter().any(|d| under(&target, d)) {
+            return None;
+        }
+        Some(format!(
+            "{to:?} leads to {target:?} through `..`, outside every declared directory ({}); \
+             write the target without `..`, under the directory of the prefix or a shared or \
+             local path",
+            declared.join(", ")
+        ))
     }
 
     fn rule(&mut self, label: &str, rule: &RawRule, pos: Pos) -> Option<IoRule> {
@@ -221,4 +252,25 @@ impl Resolver<'_> {
     ) -> Option<K::Out> {
         self.convert(&format!("{entry}.{key}"), val.as_ref()?, kind)
     }
+}
+
+/// `path` with `.`, `..` and repeated `/` resolved lexically (no file
+/// system access; `..` at the root stays at the root).
+fn normalize(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
+/// Whether `path` is `dir` or below it (both normalized).
+fn under(path: &str, dir: &str) -> bool {
+    path == dir || path.starts_with(&format!("{}/", dir.trim_end_matches('/')))
 }
