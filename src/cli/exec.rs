@@ -41,6 +41,9 @@ pub fn exec(args: ExecArgs) -> ExitCode {
     let (program, rest) = args.command.split_first().expect("clap requires a command");
     let mut command = Command::new(program);
     command.args(rest).env("LD_PRELOAD", preload);
+    // exec keeps the pid: this tells the application process from its
+    // children, which inherit the environment (preload `runtime/exits.rs`).
+    command.env(crate::outcome::ENV_EXEC_PID, std::process::id().to_string());
     // UCX (under MPICH's ch4:ucx and Open MPI's pml/ucx) rewrites every
     // loaded object's `mmap` relocation at MPI_Init, which would route the
     // application's mmap around libredio.so: mmap of a shared file could not

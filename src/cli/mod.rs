@@ -10,3 +10,4 @@ pub mod parity;
 pub mod parity_job;
 pub mod progress_bar;
 pub mod run;
+pub mod supervise;
