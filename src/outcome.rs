@@ -306,13 +306,13 @@ pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
             .find(|r| r.process.world_rank == w)
             .map_or_else(|| (shape.place)(w), |r| r.process);
         let mine = || run.lives.iter().filter(move |l| l.world_rank == w);
-        let pid = mine().map(|l| l.pid).last();
+        let pid = mine().map(|l| l.pid).next_back();
         let exit = mine()
             .filter_map(|l| match l.event {
                 LifeEvent::Exit { status, how } => Some((l.time_us, status, how)),
                 LifeEvent::Spawned { .. } => None,
             })
-            .last();
+            .next_back();
         let started = has(w, &|e| *e == Event::Started);
         let finished = has(w, &|e| *e == Event::Finished);
         let retired = has(w, &|e| matches!(e, Event::Retired { .. }));
@@ -335,7 +335,17 @@ pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
                 process,
                 reported: exit.map_or(0.0, |(t, _, _)| t as f64 / 1e6),
                 seq: None,
+                end: None,
+                status: None,
             });
+        }
+        if let Some(failure) = summary
+            .failed
+            .iter_mut()
+            .find(|f| f.process.world_rank == w)
+        {
+            failure.end = Some(end.to_string());
+            failure.status = exit.map(|(_, status, _)| status);
         }
         let end = ProcessEnd {
             process,
@@ -462,6 +472,11 @@ pub struct Failure {
     pub reported: f64,
     /// The operation (sequence number) it died in, when known.
     pub seq: Option<u64>,
+    /// How it ended, when its exit was recorded or missed
+    /// ([`ProcessEnd::end`]; set by [`judge`]).
+    pub end: Option<String>,
+    /// Its exit status, when it exited.
+    pub status: Option<i32>,
 }
 
 /// One fail-over, as a survivor reported it.
@@ -501,6 +516,8 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
             process,
             reported: time,
             seq,
+            end: None,
+            status: None,
         });
         entry.reported = entry.reported.min(time);
         entry.seq = entry.seq.or(seq);
@@ -598,8 +615,19 @@ impl Summary {
     pub fn describe(&self) -> String {
         let mut out = String::new();
         for f in &self.failed {
+            let how = match (f.end.as_deref(), f.status) {
+                (Some("killed"), _) => ": killed by a signal".to_string(),
+                (Some("signal"), Some(status)) => format!(
+                    ": fatal signal {} (turned into exit status {status})",
+                    status - 128
+                ),
+                (Some("exit"), Some(status)) => {
+                    format!(": exited with status {status} without reaching MPI_Finalize")
+                }
+                _ => String::new(),
+            };
             out.push_str(&format!(
-                "  failed: world rank {} (replica {}, rank {}){}\n",
+                "  failed: world rank {} (replica {}, rank {}){}{how}\n",
                 f.process.world_rank,
                 f.process.replica,
                 f.process.rank,
