@@ -333,7 +333,8 @@ pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
         if dead && !summary.failed.iter().any(|f| f.process.world_rank == w) {
             summary.failed.push(Failure {
                 process,
-                reported: exit.map_or(0.0, |(t, _, _)| t as f64 / 1e6),
+                // A kill leaves no time: the verdict's is when it was seen.
+                reported: exit.map_or_else(now, |(t, _, _)| t as f64 / 1e6),
                 seq: None,
                 end: None,
                 status: None,

@@ -307,6 +307,60 @@ fn a_death_during_start_up_ends_the_job_openmpi5() {
     death_during_start_up(Mpi::OpenMpi5);
 }
 
+/// One process killed (`SIGKILL`) after start-up, outside any coordinated
+/// operation: it is in `failed`, and the exit code is the truth about the
+/// rest (0 when its rank finished on the other replica, else 3).
+fn killed_after_start_up(mpi: Mpi) {
+    let _machine = common::launch_lock();
+    let (child, dir) = start(mpi, "killed-one", "hold", 0);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pids: Vec<i32> = (0..4)
+        .map(|w| wait_for_pid(&dir.join(format!("pid.{w}")), deadline))
+        .collect();
+    // SAFETY: killing the test's own job's process.
+    unsafe { libc::kill(pids[1], libc::SIGKILL) };
+    std::fs::write(dir.join("go"), b"").unwrap();
+    let (code, stderr) = finish(child);
+    let summary = read_summary(&dir.join("summary.json"));
+    let failed = world_ranks(&summary, "failed");
+    assert!(failed.contains(&1), "{summary:#}\n{stderr}");
+    assert_eq!(
+        ends(&summary)[1],
+        ("killed".to_string(), None),
+        "{summary:#}"
+    );
+    if summary["completed"] == true {
+        assert_eq!(code, Some(0), "{summary:#}\n{stderr}");
+        if mpi != Mpi::Mpich {
+            // (Hydra may kill world rank 0 before it retires.)
+            assert_eq!(retired(&summary), [0], "{summary:#}");
+        }
+    } else {
+        // MPICH's Hydra ends the whole job on a SIGKILL (issue 16).
+        assert_eq!(code, Some(3), "{summary:#}\n{stderr}");
+        assert_eq!(failed.len() + retired(&summary).len(), 4, "{summary:#}");
+    }
+}
+
+fn retired(summary: &Value) -> Vec<u64> {
+    world_ranks(summary, "retired")
+}
+
+#[test]
+fn a_process_killed_after_start_up_is_failed_mpich() {
+    killed_after_start_up(Mpi::Mpich);
+}
+
+#[test]
+fn a_process_killed_after_start_up_is_failed_openmpi() {
+    killed_after_start_up(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_process_killed_after_start_up_is_failed_openmpi5() {
+    killed_after_start_up(Mpi::OpenMpi5);
+}
+
 /// The children of process `parent`.
 fn children(parent: u32) -> Vec<i32> {
     std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))

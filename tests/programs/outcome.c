@@ -9,10 +9,11 @@
  *   pre-init    every process returns 7 before MPI_Init (as a Python
  *               program that fails at import would)
  *   hold-init   the process of launcher rank $OUTCOME_VICTIM writes its pid
- *               to $OUTCOME_DIR/pid.<launcher rank> and sleeps (at most
- *               120 s) before MPI_Init: the test kills it there
+ *               to $OUTCOME_DIR/pid.<launcher rank> and waits as `hold`
+ *               does, before MPI_Init: the test kills it there
  *   hold        every process writes its pid file after MPI_Init and
- *               sleeps (at most 120 s): the test kills the launcher
+ *               waits for $OUTCOME_DIR/go (at most 120 s): the test kills
+ *               the launcher, or a process and then creates `go`
  */
 #include <mpi.h>
 #include <signal.h>
@@ -39,8 +40,11 @@ static void write_pid(void) {
     rename(tmp, path);
 }
 
+/* Waits until $OUTCOME_DIR/go exists (at most 120 s). */
 static void hold(void) {
-    for (int i = 0; i < 120; i++) sleep(1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/go", getenv("OUTCOME_DIR"));
+    for (int i = 0; i < 2400 && access(path, F_OK) != 0; i++) usleep(50000);
 }
 
 int main(int argc, char **argv) {
