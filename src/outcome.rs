@@ -271,6 +271,9 @@ pub struct Seen {
     pub interrupted: Option<String>,
     /// The signal `redio run` itself received, if any.
     pub signal: Option<i32>,
+    /// `redio run` stopped the launcher itself (a death during start-up):
+    /// a signal that then ended the launcher is not a cause of its own.
+    pub stopped_launcher: bool,
 }
 
 /// The verdict on a run: the [`Summary`] of the events ([`summarize`]),
@@ -377,7 +380,8 @@ pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
     summary.launcher = seen.launcher;
     summary.interrupted = seen.interrupted.clone();
     let seen_any = summary.processes.iter().any(|p| p.pid.is_some());
-    let killed_by = seen.signal.or(seen.launcher.signal);
+    let launcher_killed = seen.launcher.signal.filter(|_| !seen.stopped_launcher);
+    let killed_by = seen.signal.or(launcher_killed);
     summary.exit_code = if let Some(signal) = killed_by {
         (128 + signal).clamp(1, 255) as u8
     } else if let Some(first) = summary.exited_non_zero.first() {
@@ -885,10 +889,41 @@ mod tests {
                 },
                 interrupted: Some("killed".into()),
                 signal: None,
+                stopped_launcher: false,
             },
         );
         assert_eq!(summary.exit_code, 137);
         assert_eq!(summary.failed.len(), 4);
+    }
+
+    #[test]
+    fn a_launcher_redio_run_stopped_itself_is_not_a_cause() {
+        // World rank 0 exited with 7 during start-up; redio run ended the
+        // job and its SIGTERM killed the launcher.
+        let place = |w: u32| process(w, w / 2, w % 2);
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives.push(exited(0, 10, 7, ExitHow::Exit));
+        let summary = judge(
+            &Run {
+                records: Vec::new(),
+                lives,
+            },
+            &Shape {
+                ranks: 2,
+                processes: 4,
+                place: &place,
+            },
+            &Seen {
+                launcher: LauncherEnd {
+                    code: None,
+                    signal: Some(15),
+                },
+                interrupted: Some("start-up".into()),
+                signal: None,
+                stopped_launcher: true,
+            },
+        );
+        assert_eq!(summary.exit_code, 7);
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
                     startup = false;
                     eprintln!("redio run: error: {message}");
                     seen.interrupted = Some(message);
+                    seen.stopped_launcher = true;
                     kill_processes(watch.run_dir);
                     // SAFETY: signalling our own child.
                     unsafe { libc::kill(launcher, libc::SIGTERM) };
@@ -128,7 +129,7 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
         },
         None => LauncherEnd::default(),
     };
-    if let Some(signal) = seen.launcher.signal {
+    if let Some(signal) = seen.launcher.signal.filter(|_| !seen.stopped_launcher) {
         seen.interrupted.get_or_insert_with(|| {
             format!("the launcher was killed by signal {signal}: its processes were stopped")
         });
