@@ -197,6 +197,35 @@ fn a_failure_before_mpi_init_everywhere_gives_its_status_openmpi() {
     death_before_init_everywhere(Mpi::OpenMpi);
 }
 
+/// `MPI_Abort(MPI_COMM_WORLD, 7)` (tests/programs/abort.c, logical rank
+/// 1): the job's exit code is 7, also where the launcher kills the
+/// aborting process (MPICH) or reports 0 (Open MPI 4.1 with recovery).
+fn mpi_abort(mpi: Mpi) {
+    let dir = fresh_dir(&format!("outcome/abort-{}", mpi.key()));
+    let summary = dir.join("summary.json");
+    let mut launch = Launch::redio(mpi, 2, 2, "block", &compile(mpi, "abort")).timeout(TIMEOUT);
+    launch.redio_args = vec!["--summary".into(), summary.display().to_string()];
+    let job = launch.run();
+    assert_eq!(job.code, Some(7), "{job:#?}");
+    let summary = read_summary(&summary);
+    assert_eq!(summary["completed"], false, "{summary:#}");
+    let aborted = world_ranks(&summary, "exited_non_zero");
+    assert!(
+        !aborted.is_empty() && aborted.iter().all(|w| [1, 3].contains(w)),
+        "{summary:#}"
+    );
+}
+
+#[test]
+fn mpi_abort_s_code_is_the_job_s_mpich() {
+    mpi_abort(Mpi::Mpich);
+}
+
+#[test]
+fn mpi_abort_s_code_is_the_job_s_openmpi() {
+    mpi_abort(Mpi::OpenMpi);
+}
+
 /// Waits (bounded) until `path` holds a pid; returns it.
 fn wait_for_pid(path: &Path, deadline: Instant) -> i32 {
     loop {
@@ -340,7 +369,19 @@ fn killed_after_start_up(mpi: Mpi) {
     } else {
         // MPICH's Hydra ends the whole job on a SIGKILL (issue 16).
         assert_eq!(code, Some(3), "{summary:#}\n{stderr}");
-        assert_eq!(failed.len() + retired(&summary).len(), 4, "{summary:#}");
+        // Every process is accounted for: failed, retired, or finished
+        // before Hydra ended the job.
+        let finished = summary["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["finished"] == true)
+            .count();
+        assert_eq!(
+            failed.len() + retired(&summary).len() + finished,
+            4,
+            "{summary:#}"
+        );
     }
 }
 
