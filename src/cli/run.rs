@@ -83,22 +83,26 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
     write_provisional_summary(&args);
     supervise::prepare(&mut command);
-    let child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            eprintln!("redio run: cannot start {:?}: {e}", command.get_program());
-            let _ = std::fs::remove_dir_all(&run_dir);
-            return ExitCode::from(127);
-        }
-    };
-    let seen = supervise::supervise(
-        child,
-        &supervise::Watch {
-            run_dir: &run_dir,
-            processes: shape.processes(),
-            startup: shape.builtin,
+    let seen = match command.spawn() {
+        Ok(child) => supervise::supervise(
+            child,
+            &supervise::Watch {
+                run_dir: &run_dir,
+                processes: shape.processes(),
+                startup: shape.builtin,
+            },
+        ),
+        // No process ran: the summary (if asked for) says why, and the
+        // exit code is the shell's for a command that cannot run.
+        Err(e) => outcome::Seen {
+            launcher: outcome::LauncherEnd {
+                code: Some(127),
+                signal: None,
+            },
+            interrupted: Some(format!("cannot start {:?}: {e}", command.get_program())),
+            ..outcome::Seen::default()
         },
-    );
+    };
     let place = |w: u32| shape.place(w);
     let summary = outcome::judge(
         &outcome::read_run(&run_dir),

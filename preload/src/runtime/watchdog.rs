@@ -128,7 +128,8 @@ pub fn retire(dead: u32) -> ! {
 /// and an exit in a thread other than the MPI one was seen to go
 /// unreported too: the process kills itself instead, which Open MPI
 /// reports within milliseconds (docs/fault-tolerance.md); `redio run`
-/// draws its verdict from the events, not from the exit status.
+/// draws its verdict from the events and the exit recorded first
+/// ([`exits::record`]), not from how the process ended.
 fn leave(code: i32, how: ExitHow) -> ! {
     exits::record(code, how);
     // SAFETY: leaving at once; nothing of this process is needed any more.
@@ -195,7 +196,8 @@ extern "C" fn on_hint(_: i32) {
 
 extern "C" fn on_fatal(signal: i32) {
     const MESSAGE: &[u8] = b"redio: fatal signal: this process exits so that the job survives\n";
-    // SAFETY: write and _exit are async-signal-safe.
+    // SAFETY: write, exits::record (raw system calls on a stack buffer)
+    // and _exit are async-signal-safe.
     unsafe {
         libc::syscall(libc::SYS_write, 2, MESSAGE.as_ptr(), MESSAGE.len());
         exits::record(128 + signal, ExitHow::Signal);
