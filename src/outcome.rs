@@ -274,6 +274,9 @@ pub struct Seen {
     /// `redio run` stopped the launcher itself (a death during start-up):
     /// a signal that then ended the launcher is not a cause of its own.
     pub stopped_launcher: bool,
+    /// World ranks `redio run` killed itself (during start-up, or still
+    /// running after the launcher ended).
+    pub killed: Vec<u32>,
 }
 
 /// The verdict on a run: the [`Summary`] of the events ([`summarize`]),
@@ -378,6 +381,7 @@ pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
             .all(|p| p.end == "exit" && p.status == Some(0));
     }
     summary.launcher = seen.launcher;
+    summary.killed_by_redio_run = seen.killed.clone();
     summary.interrupted = seen.interrupted.clone();
     let seen_any = summary.processes.iter().any(|p| p.pid.is_some());
     let launcher_killed = seen.launcher.signal.filter(|_| !seen.stopped_launcher);
@@ -435,6 +439,9 @@ pub struct Summary {
     pub exited_non_zero: Vec<ProcessEnd>,
     /// How every process of the job ended, by world rank.
     pub processes: Vec<ProcessEnd>,
+    /// World ranks `redio run` killed itself: during start-up, or because
+    /// they still ran after the launcher had ended.
+    pub killed_by_redio_run: Vec<u32>,
 }
 
 /// How the launcher process ended.
@@ -607,6 +614,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
         interrupted: None,
         exited_non_zero: Vec::new(),
         processes: Vec::new(),
+        killed_by_redio_run: Vec::new(),
     }
 }
 
@@ -890,6 +898,7 @@ mod tests {
                 interrupted: Some("killed".into()),
                 signal: None,
                 stopped_launcher: false,
+                killed: Vec::new(),
             },
         );
         assert_eq!(summary.exit_code, 137);
@@ -921,6 +930,7 @@ mod tests {
                 interrupted: Some("start-up".into()),
                 signal: None,
                 stopped_launcher: true,
+                killed: vec![1, 2, 3],
             },
         );
         assert_eq!(summary.exit_code, 7);

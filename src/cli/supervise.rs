@@ -109,7 +109,7 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
                     eprintln!("redio run: error: {message}");
                     seen.interrupted = Some(message);
                     seen.stopped_launcher = true;
-                    kill_processes(watch.run_dir);
+                    seen.killed.extend(kill_processes(watch.run_dir));
                     // SAFETY: signalling our own child.
                     unsafe { libc::kill(launcher, libc::SIGTERM) };
                     kill_at.get_or_insert_with(|| Instant::now() + GRACE);
@@ -136,7 +136,20 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
     }
     // Whatever the launcher left behind on this node ends with it.
     let deadline = Instant::now() + GRACE;
-    while kill_processes(watch.run_dir) > 0 && Instant::now() < deadline {
+    loop {
+        let killed = kill_processes(watch.run_dir);
+        let done = killed.is_empty() || Instant::now() >= deadline;
+        for w in killed {
+            if !seen.killed.contains(&w) {
+                eprintln!(
+                    "redio run: world rank {w} was still running after the launcher ended: killed"
+                );
+                seen.killed.push(w);
+            }
+        }
+        if done {
+            break;
+        }
         std::thread::sleep(PERIOD);
     }
     seen
@@ -211,16 +224,16 @@ fn local_processes(run: &outcome::Run) -> Vec<(u32, i32)> {
         .collect()
 }
 
-/// Kills every process of the run still alive on this node; returns how
-/// many were.
-fn kill_processes(run_dir: &Path) -> usize {
+/// Kills every process of the run still alive on this node; returns their
+/// world ranks.
+fn kill_processes(run_dir: &Path) -> Vec<u32> {
     let run = outcome::read_run(run_dir);
-    let mut killed = 0;
-    for (_, pid) in local_processes(&run) {
+    let mut killed = Vec::new();
+    for (w, pid) in local_processes(&run) {
         if alive(pid, run_dir) {
             // SAFETY: a process of this run (checked by its environment).
             unsafe { libc::kill(pid, libc::SIGKILL) };
-            killed += 1;
+            killed.push(w);
         }
     }
     killed
