@@ -5,8 +5,10 @@
 //!
 //! With replicas, the launcher is told to keep the job alive when a process
 //! dies (MPICH: `-disable-auto-cleanup`; Open MPI: `--enable-recovery`),
-//! and the outcome is computed from the processes' event files
-//! ([`crate::outcome`]), not from the launcher's exit code.
+//! and the outcome is computed from the processes' event files and
+//! recorded exit statuses ([`crate::outcome`]), not from the launcher's
+//! exit code. While the launcher runs, [`supervise`] watches for deaths
+//! during start-up, signals and orphans.
 
 use super::mpi::Flavour;
 use super::supervise;
@@ -50,9 +52,10 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-/// Runs `redio run`. Without failures, returns the launcher's exit status;
-/// with failures, 0 when every logical rank finished on a surviving
-/// replica, [`outcome::EXIT_RANK_LOST`] when one was lost entirely.
+/// Runs `redio run`; returns the exit code [`outcome::judge`] draws: the
+/// application's non-zero status, [`outcome::EXIT_RANK_LOST`] when a
+/// logical rank did not finish, 128 + signal when the job was killed, else
+/// 0 (also after survived failures).
 pub fn run(args: RunArgs) -> ExitCode {
     let launch = match launcher_command(&args) {
         Err(message) => {
