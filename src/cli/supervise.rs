@@ -13,8 +13,10 @@
 //!   launcher, which stops every process; `SIGKILL` of `redio run` reaches
 //!   the launcher as `SIGTERM` (`PR_SET_PDEATHSIG`).
 //! - **Orphans.** Open MPI 5's `mpirun` killed by `SIGKILL` leaves its
-//!   processes running: once the launcher has ended, every process of the
-//!   run still alive on this node is killed.
+//!   processes running, and after a non-zero exit it was seen to exit
+//!   while a survivor still worked: once the launcher has ended, processes
+//!   of the run still alive on this node get [`GRACE`] to end on their
+//!   own (when the launcher exited by itself), then are killed.
 //!
 //! Processes are known from the `spawned` lines they write in the run
 //! directory ([`outcome::LifeEvent::Spawned`]); one is alive while
@@ -134,6 +136,16 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
             format!("the launcher was killed by signal {signal}: its processes were stopped")
         });
     }
+    // A launcher that exited on its own may leave processes that are still
+    // finishing their work: Open MPI 5's mpirun was seen to exit (code 1,
+    // after a process exited with 1) while a survivor still ran its last
+    // operations. They get GRACE to end by themselves.
+    if seen.interrupted.is_none() && seen.launcher.code.is_some() {
+        let deadline = Instant::now() + GRACE;
+        while Instant::now() < deadline && !live_processes(watch.run_dir).is_empty() {
+            std::thread::sleep(PERIOD);
+        }
+    }
     // Whatever the launcher left behind on this node ends with it.
     let deadline = Instant::now() + GRACE;
     loop {
@@ -224,19 +236,25 @@ fn local_processes(run: &outcome::Run) -> Vec<(u32, i32)> {
         .collect()
 }
 
+/// The processes of the run still alive on this node, as `(world rank,
+/// pid)`.
+fn live_processes(run_dir: &Path) -> Vec<(u32, i32)> {
+    let run = outcome::read_run(run_dir);
+    local_processes(&run)
+        .into_iter()
+        .filter(|&(_, pid)| alive(pid, run_dir))
+        .collect()
+}
+
 /// Kills every process of the run still alive on this node; returns their
 /// world ranks.
 fn kill_processes(run_dir: &Path) -> Vec<u32> {
-    let run = outcome::read_run(run_dir);
-    let mut killed = Vec::new();
-    for (w, pid) in local_processes(&run) {
-        if alive(pid, run_dir) {
-            // SAFETY: a process of this run (checked by its environment).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            killed.push(w);
-        }
+    let live = live_processes(run_dir);
+    for &(_, pid) in &live {
+        // SAFETY: a process of this run (checked by its environment).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    killed
+    live.into_iter().map(|(w, _)| w).collect()
 }
 
 /// Whether `pid` is a live (not zombie) process of the run in `run_dir`.
