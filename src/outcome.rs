@@ -7,6 +7,14 @@
 //! started by `redio run` appends one [`Record`] per event, as a JSON line,
 //! to `DIR/rank-W.jsonl` in the run directory, and `redio run` reads them
 //! back ([`read_dir`]) and computes a [`Summary`] when the launcher returns.
+//!
+//! Besides those events, every process started through `redio exec` writes
+//! two [`Life`] lines to the same file, from outside MPI: `spawned` when
+//! libredio.so is loaded (its process id and host) and `exit` when it ends
+//! (its exit status, and whether the exit was the application's or one of
+//! redio's own). A process that leaves no `exit` line was killed by a
+//! signal. [`judge`] draws the exit code of `redio run` from both
+//! (docs/fault-tolerance.md, "The outcome").
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -14,6 +22,12 @@ use std::path::Path;
 
 /// Environment variable: the run directory of the event files.
 pub const ENV_RUN_DIR: &str = "REDIO_RUN_DIR";
+
+/// Environment variable: the process id of `redio exec`, which becomes the
+/// application process (its children inherit the variable, not the pid);
+/// `parent:PID` when `redio exec` stays as the application's parent
+/// (`--survive` under MPICH).
+pub const ENV_EXEC_PID: &str = "REDIO_EXEC_PID";
 
 /// Exit code of `redio run` when every replica of a logical rank was lost.
 pub const EXIT_RANK_LOST: u8 = 3;
@@ -79,6 +93,9 @@ pub enum Event {
     },
     /// This process reached `MPI_Finalize` (the application completed here).
     Finished,
+    /// This process got through redio's start-up in `MPI_Init`: from now on
+    /// its death can be survived.
+    Started,
 }
 
 /// Bytes a process read from and wrote to shared files itself, so far.
@@ -143,6 +160,252 @@ pub fn read_dir(dir: &Path) -> Vec<Record> {
     records
 }
 
+/// A line a process writes outside MPI, from its first to its last moment
+/// (see the module documentation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Life {
+    /// Seconds since the Unix epoch, in microseconds.
+    pub time_us: u64,
+    /// Rank in the real `MPI_COMM_WORLD` (from the launcher's environment).
+    pub world_rank: u32,
+    /// Process id.
+    pub pid: i32,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: LifeEvent,
+}
+
+/// What a [`Life`] line says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum LifeEvent {
+    /// libredio.so was loaded into the process.
+    Spawned {
+        /// Its host name.
+        host: String,
+    },
+    /// The process ended with `status`.
+    Exit {
+        /// The exit status (`exit`'s argument, or 128 + signal).
+        status: i32,
+        /// Who decided it.
+        how: ExitHow,
+    },
+}
+
+/// Who ended a process that exited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExitHow {
+    /// The application (`exit`, `_exit`, a return from `main`).
+    Exit,
+    /// redio retired its replica.
+    Retired,
+    /// redio turned a fatal signal into an exit (status 128 + signal).
+    Signal,
+    /// redio stopped it because a logical rank lost every replica.
+    RankLost,
+}
+
+impl ExitHow {
+    /// The name used in [`ProcessEnd::end`].
+    pub fn key(self) -> &'static str {
+        match self {
+            ExitHow::Exit => "exit",
+            ExitHow::Retired => "retired",
+            ExitHow::Signal => "signal",
+            ExitHow::RankLost => "rank-lost",
+        }
+    }
+}
+
+/// Everything the processes of a run wrote in its run directory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Run {
+    /// Events, in time order.
+    pub records: Vec<Record>,
+    /// Life lines, in the order written.
+    pub lives: Vec<Life>,
+}
+
+/// Reads every event and life line of a run directory (lines that parse
+/// as neither are skipped).
+pub fn read_run(dir: &Path) -> Run {
+    let mut lives = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if !entry.file_name().to_string_lossy().ends_with(".jsonl") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(entry.path()) else {
+                continue;
+            };
+            lives.extend(
+                text.lines()
+                    .filter_map(|l| serde_json::from_str::<Life>(l).ok()),
+            );
+        }
+    }
+    lives.sort_by_key(|l| l.time_us);
+    Run {
+        records: read_dir(dir),
+        lives,
+    }
+}
+
+/// The shape of the job `redio run` launched.
+pub struct Shape<'a> {
+    /// Logical ranks.
+    pub ranks: u32,
+    /// Processes (ranks × degree).
+    pub processes: u32,
+    /// The placement of a world rank (used for processes that recorded no
+    /// event with their own).
+    pub place: &'a dyn Fn(u32) -> Process,
+}
+
+/// What `redio run` saw besides the run directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// How the launcher ended.
+    pub launcher: LauncherEnd,
+    /// Why `redio run` ended the job early, if it did.
+    pub interrupted: Option<String>,
+    /// The signal `redio run` itself received, if any.
+    pub signal: Option<i32>,
+    /// `redio run` stopped the launcher itself (a death during start-up):
+    /// a signal that then ended the launcher is not a cause of its own.
+    pub stopped_launcher: bool,
+    /// World ranks `redio run` killed itself (during start-up, or still
+    /// running after the launcher ended).
+    pub killed: Vec<u32>,
+}
+
+/// The verdict on a run: the [`Summary`] of the events ([`summarize`]),
+/// completed with how every process ended and the exit code.
+///
+/// - A process is *failed* (dead) when it ended without reaching
+///   `MPI_Finalize` and without being retired: killed by a signal (no exit
+///   line), a fatal signal turned into an exit, or an exit in the middle of
+///   an MPI job; or when survivors found it dead.
+/// - The exit code: `128 + signal` when `redio run` or the launcher was
+///   killed; else the first non-zero status a process exited with on its
+///   own (the application's failure, as plain `mpiexec` reports it); else
+///   [`EXIT_RANK_LOST`] when a logical rank did not finish; else the
+///   launcher's code when no process was seen at all; else 0.
+pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
+    let mut summary = summarize(&run.records, shape.ranks);
+    // Any process that got through MPI_Init makes this an MPI job: its
+    // processes must reach MPI_Finalize.
+    let mpi_job = run
+        .records
+        .iter()
+        .any(|r| matches!(r.event, Event::Started | Event::Finished));
+    let has = |w: u32, f: &dyn Fn(&Event) -> bool| {
+        run.records
+            .iter()
+            .any(|r| r.process.world_rank == w && f(&r.event))
+    };
+    let mut non_zero: Vec<(u64, ProcessEnd)> = Vec::new();
+    for w in 0..shape.processes {
+        let process = run
+            .records
+            .iter()
+            .find(|r| r.process.world_rank == w)
+            .map_or_else(|| (shape.place)(w), |r| r.process);
+        let mine = || run.lives.iter().filter(move |l| l.world_rank == w);
+        let pid = mine().map(|l| l.pid).next_back();
+        let exit = mine()
+            .filter_map(|l| match l.event {
+                LifeEvent::Exit { status, how } => Some((l.time_us, status, how)),
+                LifeEvent::Spawned { .. } => None,
+            })
+            .next_back();
+        let started = has(w, &|e| *e == Event::Started);
+        let finished = has(w, &|e| *e == Event::Finished);
+        let retired = has(w, &|e| matches!(e, Event::Retired { .. }));
+        let injected = has(w, &|e| matches!(e, Event::Injected { .. }));
+        let end = match (exit, pid) {
+            (Some((_, _, how)), _) => how.key(),
+            (None, Some(_)) => "killed",
+            (None, None) => "unseen",
+        };
+        let dead = !finished
+            && !retired
+            && match exit {
+                None => pid.is_some(),
+                Some((_, _, ExitHow::Signal)) => true,
+                Some((_, status, ExitHow::Exit)) => mpi_job || status != 0,
+                Some((_, _, ExitHow::Retired | ExitHow::RankLost)) => false,
+            };
+        if dead && !summary.failed.iter().any(|f| f.process.world_rank == w) {
+            summary.failed.push(Failure {
+                process,
+                // A kill leaves no time: the verdict's is when it was seen.
+                reported: exit.map_or_else(now, |(t, _, _)| t as f64 / 1e6),
+                seq: None,
+                end: None,
+                status: None,
+            });
+        }
+        if let Some(failure) = summary
+            .failed
+            .iter_mut()
+            .find(|f| f.process.world_rank == w)
+        {
+            failure.end = Some(end.to_string());
+            failure.status = exit.map(|(_, status, _)| status);
+        }
+        let end = ProcessEnd {
+            process,
+            pid,
+            started,
+            finished,
+            end: end.to_string(),
+            status: exit.map(|(_, status, _)| status),
+        };
+        if let Some((time, status, ExitHow::Exit)) = exit {
+            if status & 0xff != 0 && !injected {
+                non_zero.push((time, end.clone()));
+            }
+        }
+        summary.processes.push(end);
+    }
+    summary.failed.sort_by_key(|f| f.process.world_rank);
+    non_zero.sort_by_key(|(time, _)| *time);
+    summary.exited_non_zero = non_zero.into_iter().map(|(_, end)| end).collect();
+    if !mpi_job {
+        // Not an MPI program (or none got through MPI_Init): complete when
+        // every process exited on its own with 0.
+        summary.completed = summary
+            .processes
+            .iter()
+            .all(|p| p.end == "exit" && p.status == Some(0));
+    }
+    summary.launcher = seen.launcher;
+    summary.killed_by_redio_run = seen.killed.clone();
+    summary.interrupted = seen.interrupted.clone();
+    let seen_any = summary.processes.iter().any(|p| p.pid.is_some());
+    let launcher_killed = seen.launcher.signal.filter(|_| !seen.stopped_launcher);
+    let killed_by = seen.signal.or(launcher_killed);
+    summary.exit_code = if let Some(signal) = killed_by {
+        (128 + signal).clamp(1, 255) as u8
+    } else if let Some(first) = summary.exited_non_zero.first() {
+        (first.status.unwrap_or(1) & 0xff) as u8
+    } else if !seen_any {
+        seen.launcher.code.unwrap_or(1).clamp(0, 255) as u8
+    } else if !summary.completed || seen.interrupted.is_some() {
+        EXIT_RANK_LOST
+    } else if !summary.had_failures() {
+        // No failure: the launcher's code is the application's too (a
+        // non-zero one here means something redio did not see).
+        seen.launcher.code.unwrap_or(0).clamp(0, 255) as u8
+    } else {
+        0
+    };
+    summary
+}
+
 /// The verdict on a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
@@ -166,6 +429,51 @@ pub struct Summary {
     /// as of their last event (a process killed without a last word is
     /// counted up to its previous event).
     pub bytes: Bytes,
+    /// The exit code `redio run` returns ([`judge`]).
+    pub exit_code: u8,
+    /// How the launcher (`mpiexec`) ended.
+    pub launcher: LauncherEnd,
+    /// Why the job was ended before it could finish on its own (a death
+    /// during start-up, a signal to `redio run` or to the launcher).
+    pub interrupted: Option<String>,
+    /// Processes that exited with a non-zero status on their own (the
+    /// application's failure, not a death redio caused or injected).
+    pub exited_non_zero: Vec<ProcessEnd>,
+    /// How every process of the job ended, by world rank.
+    pub processes: Vec<ProcessEnd>,
+    /// World ranks `redio run` killed itself: during start-up, or because
+    /// they still ran after the launcher had ended.
+    pub killed_by_redio_run: Vec<u32>,
+}
+
+/// How the launcher process ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LauncherEnd {
+    /// Its exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that killed it, when one did.
+    pub signal: Option<i32>,
+}
+
+/// How one process ended, in the [`Summary`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProcessEnd {
+    /// The process.
+    #[serde(flatten)]
+    pub process: Process,
+    /// Its process id, when it reached libredio.so.
+    pub pid: Option<i32>,
+    /// It got through redio's start-up in `MPI_Init`.
+    pub started: bool,
+    /// It reached `MPI_Finalize`.
+    pub finished: bool,
+    /// How it ended: `exit` (on its own), `retired`, `signal` (a fatal
+    /// signal that redio turned into an exit), `rank-lost`, `killed` (no
+    /// exit recorded: a signal ended it), `unseen` (it never reached
+    /// libredio.so).
+    pub end: String,
+    /// Its exit status, when it exited.
+    pub status: Option<i32>,
 }
 
 /// A dead process in the [`Summary`].
@@ -178,6 +486,11 @@ pub struct Failure {
     pub reported: f64,
     /// The operation (sequence number) it died in, when known.
     pub seq: Option<u64>,
+    /// How it ended, when its exit was recorded or missed
+    /// ([`ProcessEnd::end`]; set by [`judge`]).
+    pub end: Option<String>,
+    /// Its exit status, when it exited.
+    pub status: Option<i32>,
 }
 
 /// One fail-over, as a survivor reported it.
@@ -217,6 +530,8 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
             process,
             reported: time,
             seq,
+            end: None,
+            status: None,
         });
         entry.reported = entry.reported.min(time);
         entry.seq = entry.seq.or(seq);
@@ -257,6 +572,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
             Event::RankLost { lost_rank } => {
                 lost.insert(*lost_rank);
             }
+            Event::Started => {}
             Event::Finished => {
                 finished += 1;
                 if let Some(slot) = finished_ranks.get_mut(record.process.rank as usize) {
@@ -295,6 +611,12 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
         finished,
         fail_overs,
         bytes,
+        exit_code: 0,
+        launcher: LauncherEnd::default(),
+        interrupted: None,
+        exited_non_zero: Vec::new(),
+        processes: Vec::new(),
+        killed_by_redio_run: Vec::new(),
     }
 }
 
@@ -308,8 +630,19 @@ impl Summary {
     pub fn describe(&self) -> String {
         let mut out = String::new();
         for f in &self.failed {
+            let how = match (f.end.as_deref(), f.status) {
+                (Some("killed"), _) => ": killed by a signal".to_string(),
+                (Some("signal"), Some(status)) => format!(
+                    ": fatal signal {} (turned into exit status {status})",
+                    status - 128
+                ),
+                (Some("exit"), Some(status)) => {
+                    format!(": exited with status {status} without reaching MPI_Finalize")
+                }
+                _ => String::new(),
+            };
             out.push_str(&format!(
-                "  failed: world rank {} (replica {}, rank {}){}\n",
+                "  failed: world rank {} (replica {}, rank {}){}{how}\n",
                 f.process.world_rank,
                 f.process.replica,
                 f.process.rank,
@@ -417,6 +750,212 @@ mod tests {
         assert_eq!(summary.failed[0].process.world_rank, 2);
         assert_eq!(summary.retired, vec![process(3, 1, 1)]);
         assert!(summary.describe().contains("failed: world rank 2"));
+    }
+
+    fn life(w: u32, time_us: u64, event: LifeEvent) -> Life {
+        Life {
+            time_us,
+            world_rank: w,
+            pid: 100 + w as i32,
+            event,
+        }
+    }
+
+    fn spawned(w: u32) -> Life {
+        life(w, 1, LifeEvent::Spawned { host: "h".into() })
+    }
+
+    fn exited(w: u32, time_us: u64, status: i32, how: ExitHow) -> Life {
+        life(w, time_us, LifeEvent::Exit { status, how })
+    }
+
+    /// 2 ranks x 2 replicas, block layout.
+    fn judge_2x2(records: Vec<Record>, lives: Vec<Life>, launcher: Option<i32>) -> Summary {
+        let place = |w: u32| process(w, w / 2, w % 2);
+        judge(
+            &Run { records, lives },
+            &Shape {
+                ranks: 2,
+                processes: 4,
+                place: &place,
+            },
+            &Seen {
+                launcher: LauncherEnd {
+                    code: launcher,
+                    signal: None,
+                },
+                ..Seen::default()
+            },
+        )
+    }
+
+    /// Every process of a 2x2 job started and finished.
+    fn all_finished() -> Vec<Record> {
+        let mut records = Vec::new();
+        for w in 0..4 {
+            records.push(record(1.0, process(w, w / 2, w % 2), Event::Started));
+            records.push(record(2.0, process(w, w / 2, w % 2), Event::Finished));
+        }
+        records
+    }
+
+    #[test]
+    fn a_non_zero_exit_after_finalize_is_the_application_s_status() {
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives
+            .extend((0..4).map(|w| exited(w, 10 + u64::from(w), i32::from(w == 0), ExitHow::Exit)));
+        // The launcher said 0 (Open MPI 4.1 with --enable-recovery).
+        let summary = judge_2x2(all_finished(), lives, Some(0));
+        assert_eq!(summary.exit_code, 1);
+        assert!(summary.completed && summary.failed.is_empty());
+        assert_eq!(summary.exited_non_zero.len(), 1);
+        assert_eq!(summary.exited_non_zero[0].process.world_rank, 0);
+        assert_eq!(summary.processes[0].status, Some(1));
+    }
+
+    #[test]
+    fn a_killed_process_is_failed_and_the_survivors_decide() {
+        let mut records = all_finished();
+        records.retain(|r| !(r.process.world_rank == 3 && r.event == Event::Finished));
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives.extend((0..3).map(|w| exited(w, 10, 0, ExitHow::Exit)));
+        let summary = judge_2x2(records, lives, Some(9));
+        assert_eq!(summary.exit_code, 0, "{summary:#?}");
+        assert_eq!(summary.failed.len(), 1);
+        assert_eq!(summary.failed[0].process.world_rank, 3);
+        assert_eq!(summary.processes[3].end, "killed");
+    }
+
+    #[test]
+    fn returning_without_finalize_does_not_complete() {
+        let records: Vec<Record> = (0..4)
+            .map(|w| record(1.0, process(w, w / 2, w % 2), Event::Started))
+            .collect();
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives.extend((0..4).map(|w| exited(w, 10, 0, ExitHow::Exit)));
+        let summary = judge_2x2(records, lives, Some(0));
+        assert!(!summary.completed);
+        assert_eq!(summary.exit_code, EXIT_RANK_LOST);
+        assert_eq!(summary.failed.len(), 4);
+    }
+
+    #[test]
+    fn a_crash_on_every_replica_of_a_rank_is_failed_and_lost() {
+        let mut records = all_finished();
+        records.retain(|r| r.process.rank != 1 || r.event == Event::Started);
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives.push(exited(1, 10, 128 + 11, ExitHow::Signal));
+        lives.extend([0, 2].map(|w| exited(w, 10, 0, ExitHow::Exit)));
+        let summary = judge_2x2(records, lives, Some(0));
+        let failed: Vec<u32> = summary
+            .failed
+            .iter()
+            .map(|f| f.process.world_rank)
+            .collect();
+        assert_eq!(failed, [1, 3]);
+        assert_eq!(summary.unfinished_ranks, [1]);
+        assert_eq!(summary.exit_code, EXIT_RANK_LOST);
+        assert!(
+            summary.exited_non_zero.is_empty(),
+            "a signal is not the application's status"
+        );
+    }
+
+    #[test]
+    fn a_program_that_dies_before_mpi_init_everywhere_gives_its_status() {
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives.extend((0..4).map(|w| exited(w, 10 + u64::from(w), 1, ExitHow::Exit)));
+        let summary = judge_2x2(Vec::new(), lives, Some(0));
+        assert_eq!(summary.exit_code, 1);
+        assert!(!summary.completed);
+        assert_eq!(summary.exited_non_zero.len(), 4);
+    }
+
+    #[test]
+    fn the_launcher_s_code_stands_when_no_process_was_seen() {
+        let summary = judge_2x2(Vec::new(), Vec::new(), Some(127));
+        assert_eq!(summary.exit_code, 127);
+        assert!(summary.failed.is_empty());
+        assert!(summary.processes.iter().all(|p| p.end == "unseen"));
+    }
+
+    #[test]
+    fn a_killed_launcher_gives_128_plus_the_signal() {
+        let place = |w: u32| process(w, w / 2, w % 2);
+        let summary = judge(
+            &Run {
+                records: Vec::new(),
+                lives: (0..4).map(spawned).collect(),
+            },
+            &Shape {
+                ranks: 2,
+                processes: 4,
+                place: &place,
+            },
+            &Seen {
+                launcher: LauncherEnd {
+                    code: None,
+                    signal: Some(9),
+                },
+                interrupted: Some("killed".into()),
+                signal: None,
+                stopped_launcher: false,
+                killed: Vec::new(),
+            },
+        );
+        assert_eq!(summary.exit_code, 137);
+        assert_eq!(summary.failed.len(), 4);
+    }
+
+    #[test]
+    fn a_launcher_redio_run_stopped_itself_is_not_a_cause() {
+        // World rank 0 exited with 7 during start-up; redio run ended the
+        // job and its SIGTERM killed the launcher.
+        let place = |w: u32| process(w, w / 2, w % 2);
+        let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+        lives.push(exited(0, 10, 7, ExitHow::Exit));
+        let summary = judge(
+            &Run {
+                records: Vec::new(),
+                lives,
+            },
+            &Shape {
+                ranks: 2,
+                processes: 4,
+                place: &place,
+            },
+            &Seen {
+                launcher: LauncherEnd {
+                    code: None,
+                    signal: Some(15),
+                },
+                interrupted: Some("start-up".into()),
+                signal: None,
+                stopped_launcher: true,
+                killed: vec![1, 2, 3],
+            },
+        );
+        assert_eq!(summary.exit_code, 7);
+    }
+
+    #[test]
+    fn life_lines_are_not_events_and_events_are_not_life_lines() {
+        let line =
+            r#"{"time_us":5,"world_rank":2,"pid":7,"event":"exit","status":1,"how":"retired"}"#;
+        assert_eq!(
+            serde_json::from_str::<Life>(line).unwrap(),
+            exited(2, 5, 1, ExitHow::Retired).with_pid(7)
+        );
+        assert!(serde_json::from_str::<Record>(line).is_err());
+        let event = record(1.0, process(0, 0, 0), Event::Started).to_line();
+        assert!(serde_json::from_str::<Life>(event.trim()).is_err());
+    }
+
+    impl Life {
+        fn with_pid(mut self, pid: i32) -> Life {
+            self.pid = pid;
+            self
+        }
     }
 
     #[test]

@@ -657,7 +657,7 @@ fn survivors_finish_after_sigkill_at_a_random_moment_ulfm() {
 #[test]
 fn survivors_finish_after_sigkill_at_a_random_moment_mpich() {
     // Hydra kills every process of a node after a death by a signal unless
-    // the application runs under `redio exec --supervise` (src/cli/supervise.rs).
+    // the application runs under `redio exec --survive` (src/cli/supervise.rs).
     kill_trials(Mpi::Mpich, 20);
 }
 

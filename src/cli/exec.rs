@@ -61,6 +61,9 @@ pub fn exec(args: ExecArgs) -> ExitCode {
     let (program, rest) = args.command.split_first().expect("clap requires a command");
     let mut command = Command::new(program);
     command.args(rest).env("LD_PRELOAD", preload);
+    // exec keeps the pid: this tells the application process from its
+    // children, which inherit the environment (preload `runtime/exits.rs`).
+    command.env(crate::outcome::ENV_EXEC_PID, std::process::id().to_string());
     // UCX (under MPICH's ch4:ucx and Open MPI's pml/ucx) rewrites every
     // loaded object's `mmap` relocation at MPI_Init, which would route the
     // application's mmap around libredio.so: mmap of a shared file could not
@@ -69,6 +72,11 @@ pub fn exec(args: ExecArgs) -> ExitCode {
     set_default(&mut command, UCX_MMAP_HOOK, "none");
     if args.survive && flavour == Flavour::Mpich {
         set_default(&mut command, UCX_RNDV_THRESH, "inf");
+        // The application is this process's child, not this process.
+        command.env(
+            crate::outcome::ENV_EXEC_PID,
+            format!("parent:{}", std::process::id()),
+        );
         return super::supervise::run(command, &program.to_string_lossy());
     }
     let error = command.exec();

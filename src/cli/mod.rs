@@ -5,6 +5,7 @@ pub mod config_cmd;
 pub mod exec;
 pub mod info;
 pub mod join;
+pub mod launcher_watch;
 pub mod mpi;
 pub mod parity;
 pub mod parity_job;

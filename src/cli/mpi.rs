@@ -151,6 +151,12 @@ pub fn launcher_command(
             if survive {
                 // Otherwise mpirun kills every process when one dies.
                 command.arg("--enable-recovery");
+                // With recovery on, a process that exits non-zero after
+                // MPI_Finalize makes mpirun print `PMIX ERROR: BAD-PARAM`
+                // (pmix_event_notification.c); without the abort on a
+                // non-zero status there is nothing to notify. Recovery
+                // keeps the job alive either way (docs/fault-tolerance.md).
+                command.args(["--mca", "orte_abort_on_non_zero_status", "0"]);
             }
             for (name, value) in env {
                 command.arg("-x").arg(format!("{name}={value}"));

@@ -5,13 +5,16 @@
 //!
 //! With replicas, the launcher is told to keep the job alive when a process
 //! dies (MPICH: `-disable-auto-cleanup`; Open MPI: `--enable-recovery`),
-//! and the outcome is computed from the processes' event files
-//! ([`crate::outcome`]), not from the launcher's exit code.
+//! and the outcome is computed from the processes' event files and
+//! recorded exit statuses ([`crate::outcome`]), not from the launcher's
+//! exit code. While the launcher runs, [`launcher_watch`] watches for deaths
+//! during start-up, signals and orphans.
 
+use super::launcher_watch;
 use super::mpi::Flavour;
-use crate::config::{Config, OnReplicaFailure};
+use crate::config::{Config, Layout, OnReplicaFailure, Source};
 use crate::outcome::{self, Summary};
-use crate::topology::DEGREE_RANGE;
+use crate::topology::{LayoutKind, Topology, DEGREE_RANGE};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -49,9 +52,10 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-/// Runs `redio run`. Without failures, returns the launcher's exit status;
-/// with failures, 0 when every logical rank finished on a surviving
-/// replica, [`outcome::EXIT_RANK_LOST`] when one was lost entirely.
+/// Runs `redio run`; returns the exit code [`outcome::judge`] draws: the
+/// application's non-zero status, [`outcome::EXIT_RANK_LOST`] when a
+/// logical rank did not finish, 128 + signal when the job was killed, else
+/// 0 (also after survived failures).
 pub fn run(args: RunArgs) -> ExitCode {
     let launch = match launcher_command(&args) {
         Err(message) => {
@@ -63,6 +67,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     let Launch {
         mut command,
         run_dir,
+        shape,
     } = launch;
     if args.dry_run {
         let words: Vec<String> = std::iter::once(command.get_program())
@@ -79,71 +84,142 @@ pub fn run(args: RunArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let code = match command.status() {
-        Ok(status) => status.code().unwrap_or(1).clamp(0, 255) as u8,
-        Err(e) => {
-            eprintln!("redio run: cannot start {:?}: {e}", command.get_program());
-            let _ = std::fs::remove_dir_all(&run_dir);
-            return ExitCode::from(127);
-        }
+    write_provisional_summary(&args);
+    launcher_watch::prepare(&mut command);
+    let seen = match command.spawn() {
+        Ok(child) => launcher_watch::supervise(
+            child,
+            &launcher_watch::Watch {
+                run_dir: &run_dir,
+                processes: shape.processes(),
+                startup: shape.builtin,
+            },
+        ),
+        // No process ran: the summary (if asked for) says why, and the
+        // exit code is the shell's for a command that cannot run.
+        Err(e) => outcome::Seen {
+            launcher: outcome::LauncherEnd {
+                code: Some(127),
+                signal: None,
+            },
+            interrupted: Some(format!("cannot start {:?}: {e}", command.get_program())),
+            ..outcome::Seen::default()
+        },
     };
-    let summary = outcome::summarize(&outcome::read_dir(&run_dir), args.ranks);
-    ExitCode::from(conclude(&args, &run_dir, &summary, code))
+    let place = |w: u32| shape.place(w);
+    let summary = outcome::judge(
+        &outcome::read_run(&run_dir),
+        &outcome::Shape {
+            ranks: args.ranks,
+            processes: shape.processes(),
+            place: &place,
+        },
+        &seen,
+    );
+    ExitCode::from(conclude(&args, &run_dir, &summary))
 }
 
-/// Reports the outcome and picks the exit code.
-fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary, launcher_code: u8) -> u8 {
-    let written = write_summary(args, run_dir, summary);
-    if !summary.had_failures() {
+/// Reports the outcome; returns the exit code ([`outcome::judge`]).
+fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
+    let code = summary.exit_code;
+    let notable = code != 0 || summary.had_failures();
+    let written = write_summary(args, run_dir, summary, notable);
+    if !notable {
         if args.summary.is_none() {
             let _ = std::fs::remove_dir_all(run_dir);
         }
-        return launcher_code;
+        return code;
     }
-    eprint!(
-        "redio run: replica failures during the run:\n{}",
-        summary.describe()
-    );
+    if let Some(why) = &summary.interrupted {
+        eprintln!("redio run: {why}");
+    }
+    if summary.had_failures() {
+        eprint!(
+            "redio run: replica failures during the run:\n{}",
+            summary.describe()
+        );
+    }
+    for p in &summary.exited_non_zero {
+        eprintln!(
+            "redio run: world rank {} (replica {}, rank {}) exited with status {}{}",
+            p.process.world_rank,
+            p.process.replica,
+            p.process.rank,
+            p.status.unwrap_or(0),
+            if p.finished {
+                " after MPI_Finalize"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(path) = written {
         eprintln!("redio run: summary written to {}", path.display());
     }
-    if summary.completed {
-        eprintln!(
-            "redio run: the job completed on the surviving replicas (launcher exit code \
-             {launcher_code} ignored)"
-        );
-        0
-    } else {
-        let list = |ranks: &[u32]| {
-            ranks
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        if summary.lost_ranks.is_empty() {
+    let launcher = match (summary.launcher.code, summary.launcher.signal) {
+        (Some(code), _) => format!("launcher exit code {code}"),
+        (None, Some(signal)) => format!("launcher killed by signal {signal}"),
+        (None, None) => "launcher status unknown".to_string(),
+    };
+    let list = |ranks: &[u32]| {
+        ranks
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !summary.completed {
+        if !summary.lost_ranks.is_empty() {
+            eprintln!(
+                "redio run: error: every replica of logical rank(s) {} failed: the job did not \
+                 complete",
+                list(&summary.lost_ranks)
+            );
+        } else if !summary.unfinished_ranks.is_empty() {
             eprintln!(
                 "redio run: error: no replica of logical rank(s) {} finished: the job did not \
                  complete",
                 list(&summary.unfinished_ranks)
             );
         } else {
-            eprintln!(
-                "redio run: error: every replica of logical rank(s) {} failed: the job did not \
-                 complete",
-                list(&summary.lost_ranks)
-            );
+            eprintln!("redio run: error: the job did not complete");
         }
-        outcome::EXIT_RANK_LOST
+    } else if code == 0 {
+        eprintln!("redio run: the job completed on the surviving replicas ({launcher} ignored)");
+    }
+    if code != 0 {
+        eprintln!("redio run: exit code {code} ({launcher})");
+    }
+    code
+}
+
+/// A summary that says the run has not concluded, replaced when it does:
+/// if `redio run` is killed, this is what remains.
+fn write_provisional_summary(args: &RunArgs) {
+    if let Some(path) = &args.summary {
+        let json = serde_json::json!({
+            "completed": false,
+            "interrupted": format!(
+                "redio run (process {}) did not conclude: it was killed, or the run is still \
+                 going on",
+                std::process::id()
+            ),
+        });
+        let _ = std::fs::write(path, format!("{json:#}\n"));
     }
 }
 
-/// Writes the summary as JSON where asked (or, after failures, into the
-/// run directory); returns the path written.
-fn write_summary(args: &RunArgs, run_dir: &Path, summary: &Summary) -> Option<PathBuf> {
+/// Writes the summary as JSON where asked (or, when anything went wrong,
+/// into the run directory); returns the path written.
+fn write_summary(
+    args: &RunArgs,
+    run_dir: &Path,
+    summary: &Summary,
+    notable: bool,
+) -> Option<PathBuf> {
     let path = match &args.summary {
         Some(path) => path.clone(),
-        None if summary.had_failures() => run_dir.join("summary.json"),
+        None if notable => run_dir.join("summary.json"),
         None => return None,
     };
     let json = serde_json::to_string_pretty(summary).unwrap_or_default();
@@ -190,6 +266,61 @@ fn job_environment(
 struct Launch {
     command: Command,
     run_dir: PathBuf,
+    shape: JobShape,
+}
+
+/// The shape of the launched job, for the verdict.
+struct JobShape {
+    ranks: u32,
+    degree: u32,
+    /// The replica topology, when `redio run` can compute it (block and
+    /// cyclic layouts, a readable map file).
+    topology: Option<Topology>,
+    /// Built-in replication (not `replication.source: external`).
+    builtin: bool,
+}
+
+impl JobShape {
+    fn processes(&self) -> u32 {
+        self.ranks * self.degree
+    }
+
+    /// World rank `w`'s place (block layout when the topology is unknown).
+    fn place(&self, w: u32) -> outcome::Process {
+        let (replica, rank) = match &self.topology {
+            Some(topology) => {
+                let p = topology.place(w);
+                (p.replica, p.rank)
+            }
+            None => (w / self.ranks.max(1), w % self.ranks.max(1)),
+        };
+        outcome::Process {
+            world_rank: w,
+            replica,
+            rank,
+        }
+    }
+}
+
+/// The topology the processes will derive: the layout of `--layout`, else
+/// of the configuration.
+fn topology_of(args: &RunArgs, config: &Config, degree: u32) -> Option<Topology> {
+    let processes = args.ranks.checked_mul(degree)?;
+    let layout = match args.layout.as_deref() {
+        Some("block") => Layout::Block,
+        Some("cyclic") => Layout::Cyclic,
+        Some("map") => Layout::Map,
+        Some(_) => return None,
+        None => config.replication.layout,
+    };
+    match layout {
+        Layout::Block => Topology::regular(processes, degree, LayoutKind::Block).ok(),
+        Layout::Cyclic => Topology::regular(processes, degree, LayoutKind::Cyclic).ok(),
+        Layout::Map => {
+            let text = std::fs::read_to_string(config.replication.map_file.as_ref()?).ok()?;
+            Topology::from_map_text(&text, processes, degree).ok()
+        }
+    }
 }
 
 /// A fresh run directory for this invocation.
@@ -234,5 +365,15 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
         command.arg("--survive");
     }
     command.arg("--").args(&args.command);
-    Ok(Launch { command, run_dir })
+    let shape = JobShape {
+        ranks: args.ranks,
+        degree,
+        topology: topology_of(args, &config, degree),
+        builtin: config.replication.source == Source::Builtin,
+    };
+    Ok(Launch {
+        command,
+        run_dir,
+        shape,
+    })
 }

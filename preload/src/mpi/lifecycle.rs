@@ -75,6 +75,9 @@ pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_i
     log::announce(format_args!(
         "MPI_Abort({scope}, {errorcode}) called by the application: stopping the whole job"
     ));
+    // The code MPI_Abort hands to the environment is the application's
+    // exit status, even where the launcher then kills this process.
+    crate::runtime::exits::record(errorcode, redio_core::outcome::ExitHow::Exit);
     abort_job(errorcode)
 }
 

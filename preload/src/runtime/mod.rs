@@ -11,12 +11,14 @@
 //! - [`membership`]: the live replica set and the survivors' agreement;
 //! - [`watchdog`]: retiring a replica that lost a process, fatal signals;
 //! - [`report`]: events for `redio run`'s outcome;
+//! - [`exits`]: this process's start and exit status, for `redio run`;
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
 //! - [`handle`]: MPI handles as plain bits, for atomics;
 //! - [`symbols`]: finding the real functions with `dlsym(RTLD_NEXT)`;
 //! - [`ulfm`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree).
 
+pub mod exits;
 pub mod finish;
 pub mod flavour;
 pub mod guard;

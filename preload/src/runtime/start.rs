@@ -132,6 +132,9 @@ pub fn after_init() {
             job::startup_line(&topology, &how, &library_name())
         ));
     }
+    // From here on a death can be survived (`redio run` ends the job on
+    // one before every process got here).
+    crate::runtime::report::event(redio_core::outcome::Event::Started);
 }
 
 /// Gathers every process's id and host ([`liveness::install`]) with one

@@ -332,6 +332,12 @@ pub fn probe_if_asked() {
     let start = Instant::now();
     if rank == victim {
         std::thread::sleep(Duration::from_millis(500));
+        // A planned death, like REDIO_TEST_DIE's: not the application's
+        // exit status for `redio run`.
+        crate::runtime::report::event(redio_core::outcome::Event::Injected {
+            how: how.into(),
+            seq: 0,
+        });
         // SAFETY: the point of the probe is to die here.
         unsafe {
             match how {
@@ -398,6 +404,9 @@ pub fn probe_if_asked() {
         "rank {rank}: {class} after {detected:.3} s; failed {failed:?}; revoked {revoked:?}; \
          shrunk to {size}; {agreed}"
     ));
+    // The probe is this survivor's whole job: it completed (for `redio
+    // run`'s verdict, as if it had reached MPI_Finalize).
+    crate::runtime::report::event(redio_core::outcome::Event::Finished);
     // SAFETY: after a failure MPI_Finalize can hang; leave at once.
     unsafe { libc::_exit(0) };
 }

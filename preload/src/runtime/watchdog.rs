@@ -15,8 +15,8 @@
 //! fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) become an
 //! exit with code 128 + signal ([`install_signal_handlers`]).
 
-use crate::runtime::{heartbeat, liveness, log, membership, report, ulfm_backend};
-use redio_core::outcome::{Event, Process};
+use crate::runtime::{exits, heartbeat, liveness, log, membership, report, ulfm_backend};
+use redio_core::outcome::{Event, ExitHow, Process};
 use redio_core::topology::Topology;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -157,7 +157,7 @@ pub fn retire(dead: u32) -> ! {
     if let Some(lost) = lost_rank() {
         lost_rank_exit(lost);
     }
-    leave(EXIT_RETIRED)
+    leave(EXIT_RETIRED, ExitHow::Retired)
 }
 
 /// Leaves the job because this process's replica was outvoted: it issued
@@ -173,7 +173,7 @@ pub fn retire_diverged() -> ! {
         because.replica
     );
     report::event(Event::Retired { because });
-    leave(EXIT_RETIRED)
+    leave(EXIT_RETIRED, ExitHow::Retired)
 }
 
 /// Ends this process at once with `code`, without `MPI_Finalize`. Under
@@ -181,8 +181,10 @@ pub fn retire_diverged() -> ! {
 /// and an exit in a thread other than the MPI one was seen to go
 /// unreported too: the process kills itself instead, which Open MPI
 /// reports within milliseconds (docs/fault-tolerance.md); `redio run`
-/// draws its verdict from the events, not from the exit status.
-fn leave(code: i32) -> ! {
+/// draws its verdict from the events and the exit recorded first
+/// ([`exits::record`]), not from how the process ended.
+fn leave(code: i32, how: ExitHow) -> ! {
+    exits::record(code, how);
     // SAFETY: leaving at once; nothing of this process is needed any more.
     unsafe {
         if ulfm_backend::active() {
@@ -209,7 +211,7 @@ pub fn lost_rank_exit(lost: u32) -> ! {
         "error: every replica of logical rank {lost} has failed: the job cannot complete"
     ));
     report::event(Event::RankLost { lost_rank: lost });
-    leave(EXIT_RANK_LOST)
+    leave(EXIT_RANK_LOST, ExitHow::RankLost)
 }
 
 /// Installs the handlers: `SIGUSR1` (MPICH's death hint) raises the hint;
@@ -265,9 +267,11 @@ extern "C" fn on_hint(_: i32) {
 
 extern "C" fn on_fatal(signal: i32) {
     const MESSAGE: &[u8] = b"redio: fatal signal: this process exits so that the job survives\n";
-    // SAFETY: write and _exit are async-signal-safe.
+    // SAFETY: write, exits::record (raw system calls on a stack buffer)
+    // and _exit are async-signal-safe.
     unsafe {
         libc::syscall(libc::SYS_write, 2, MESSAGE.as_ptr(), MESSAGE.len());
+        exits::record(128 + signal, ExitHow::Signal);
         libc::_exit(128 + signal);
     }
 }
