@@ -75,17 +75,20 @@ pub unsafe extern "C" fn MPI_Abort(comm: ffi::MPI_Comm, errorcode: c_int) -> c_i
     log::announce(format_args!(
         "MPI_Abort({scope}, {errorcode}) called by the application: stopping the whole job"
     ));
-    // The code MPI_Abort hands to the environment is the application's
-    // exit status, even where the launcher then kills this process.
-    crate::runtime::exits::record(errorcode, redio_core::outcome::ExitHow::Exit);
     abort_job(errorcode)
 }
 
 /// Ends the whole job with `errorcode`, after giving the launcher time to
 /// forward what was just logged (it tears down its output forwarding as
 /// soon as the abort reaches it).
+///
+/// The code is recorded as this process's exit status, even where the
+/// launcher then kills it: it is the job's (the application's own
+/// `MPI_Abort`, or redio's decision: 75 for a mismatch or divergence it
+/// cannot return as an error, 76 for `on_replica_failure: abort`).
 pub fn abort_job(errorcode: c_int) -> ! {
     let _inside = InsideMpi::enter();
+    crate::runtime::exits::record(errorcode, redio_core::outcome::ExitHow::Exit);
     std::thread::sleep(std::time::Duration::from_millis(200));
     // SAFETY: aborting on the real world communicator.
     unsafe { pmpi::PMPI_Abort(world::real_world(), errorcode) };
