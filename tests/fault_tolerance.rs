@@ -118,6 +118,14 @@ impl Area {
         launch.run()
     }
 
+    /// Deletes the run's directory (a passed trial's 8 MiB-block files: a
+    /// 500-trial soak kept 60 GB of them and filled the disk).
+    fn remove(&self) {
+        if let Some(root) = self.shared.parent() {
+            let _ = std::fs::remove_dir_all(root);
+        }
+    }
+
     /// The run's summary, parsed.
     fn summary(&self) -> serde_json::Value {
         let text = std::fs::read_to_string(&self.summary)
@@ -592,10 +600,15 @@ fn signal_trial(
             && s["finished"].as_u64() == Some(u64::from(RANKS * trial.degree))
     });
     if !killed || finished_first {
+        area.remove();
         return Ok(false);
     }
     let what = format!("{trial:?}, victim {victim}, killed after {delay_ms} ms");
-    check_outcome(mpi, &area, trial, &job, expected, &what).map(|()| true)
+    let checked = check_outcome(mpi, &area, trial, &job, expected, &what);
+    if checked.is_ok() {
+        area.remove();
+    }
+    checked.map(|()| true)
 }
 
 /// At least `count` trials that hit a live victim with `signal` on `mpi`,
