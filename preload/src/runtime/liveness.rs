@@ -186,16 +186,25 @@ fn process_alive(pid: i32) -> bool {
     if gone(pid) {
         return false;
     }
-    match process_state(pid) {
-        Some(b'Z' | b'X' | b'x') => false,
-        Some(b'T') => !stopped_too_long(pid),
-        Some(_) => true,
-        // No `/proc` entry although the process existed a moment ago: its
-        // launcher reaped the zombie in between. Counting that as alive made
-        // a survivor that had just seen the zombie find nobody dead and fail
-        // the operation with EIO instead of failing over (about one random
-        // death in 300). Without `/proc` at all, the signal check decides.
-        None => !gone(pid),
+    let state = process_state(pid);
+    if ended(pid, state) {
+        return false;
+    }
+    state != Some(b'T') || !stopped_too_long(pid)
+}
+
+/// Whether `pid`, which existed a moment ago and now shows `state` in
+/// `/proc`, has ended: a zombie (dead, not yet reaped by its launcher), or
+/// no `/proc` entry because the launcher reaped it in between. Counting
+/// the latter as alive made a survivor that had just seen the zombie find
+/// nobody dead and fail the operation with EIO instead of failing over
+/// (about one random death in 300). Without `/proc` at all, the signal
+/// check decides.
+fn ended(pid: i32, state: Option<u8>) -> bool {
+    match state {
+        Some(b'Z' | b'X' | b'x') => true,
+        Some(_) => false,
+        None => gone(pid),
     }
 }
 
@@ -236,10 +245,7 @@ fn stopped_too_long(pid: i32) -> bool {
     // Dead for this process only once it is dead for every other one: the
     // fail-over that follows finds the dead by the same check.
     let killed = Instant::now();
-    while !gone(pid)
-        && !matches!(process_state(pid), Some(b'Z' | b'X' | b'x') | None)
-        && killed.elapsed() < limit
-    {
+    while !gone(pid) && !ended(pid, process_state(pid)) && killed.elapsed() < limit {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     true
