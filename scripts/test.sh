@@ -11,8 +11,10 @@ echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -p redio -p redio-protocols -p redio-parity -- -D warnings
 for mpi in mpich openmpi openmpi5; do
-  REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo clippy --locked --release -p redio-preload -- -D warnings
+  REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo clippy --locked --release --all-targets -p redio-preload -- -D warnings
 done
+echo "== layers of libredio.so (imports run downward only)"
+python3 scripts/check_layers.py
 
 echo "== tests"
 # Test binaries run one after the other; inside one, MPI jobs are serialised
@@ -20,3 +22,6 @@ echo "== tests"
 # (tests/fuzz_parsers.rs) run 60 s each, two at a time: about two minutes.
 export REDIO_FUZZ_SECONDS="${REDIO_FUZZ_SECONDS:-60}"
 cargo test --locked -p redio -p redio-protocols -p redio-parity
+# The preload's unit tests need no MPI job; MPICH's handles are integers, so
+# the test binary links without libmpi.
+REDIO_MPI=mpich CARGO_TARGET_DIR=target/mpich cargo test --locked --release -p redio-preload

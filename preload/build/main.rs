@@ -25,7 +25,7 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     let mut builder = bindgen::Builder::default()
-        .header("src/mpi/shim.h")
+        .header("src/comm/shim.h")
         .allowlist_function("P?MPI_.*")
         .allowlist_type("MPI_.*")
         .allowlist_var("MPI_.*|redio_mpi_.*|redio_mpix_.*|redio_errhandler_.*")
@@ -48,7 +48,7 @@ fn main() {
     }
 
     let mut shim = cc::Build::new();
-    shim.file("src/mpi/shim.c").warnings(true);
+    shim.file("src/comm/shim.c").warnings(true);
     for dir in &mpi.include_dirs {
         shim.include(dir);
     }
@@ -56,7 +56,7 @@ fn main() {
 
     println!("cargo:rustc-cfg=redio_mpi=\"{}\"", mpi.flavour.cfg());
     println!("cargo:rustc-check-cfg=cfg(redio_mpi, values(\"mpich\", \"openmpi\", \"openmpi5\"))");
-    println!("cargo:rerun-if-changed=src/mpi/shim.c");
-    println!("cargo:rerun-if-changed=src/mpi/shim.h");
+    println!("cargo:rerun-if-changed=src/comm/shim.c");
+    println!("cargo:rerun-if-changed=src/comm/shim.h");
     println!("cargo:rerun-if-changed=build");
 }

@@ -6,8 +6,8 @@
 //! ```ignore
 //! #[no_mangle]
 //! pub unsafe extern "C" fn MPI_X(a0: T0, a1: MPI_Comm, …) -> R {
-//!     let _inside = crate::runtime::guard::InsideMpi::enter();
-//!     PMPI_X(a0, crate::runtime::world::translate(a1), …)
+//!     let _inside = crate::sys::guard::InsideMpi::enter();
+//!     PMPI_X(a0, crate::state::world::translate(a1), …)
 //! }
 //! ```
 //!
@@ -25,8 +25,8 @@ use quote::ToTokens;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// `MPI_*` functions with hand-written wrappers in `src/mpi/lifecycle.rs`,
-/// `src/mpi/attributes.rs` and `src/mpi/barrier.rs`.
+/// `MPI_*` functions with hand-written wrappers in `src/exports/lifecycle.rs`,
+/// `src/exports/attributes.rs` and `src/exports/barrier.rs`.
 pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Barrier",
     "MPI_Init",
@@ -117,7 +117,7 @@ pub fn generate(bindings: &str) -> Generated {
             .map(|(i, input)| match input {
                 syn::FnArg::Typed(typed) if is_comm(&typed.ty) => {
                     translates = true;
-                    format!("crate::runtime::world::translate(a{i})")
+                    format!("crate::state::world::translate(a{i})")
                 }
                 _ => format!("a{i}"),
             })
@@ -125,7 +125,7 @@ pub fn generate(bindings: &str) -> Generated {
         writeln!(
             wrappers,
             "#[no_mangle]\npub unsafe extern \"C\" fn {public}({params}) {output} {{\n    \
-             let _inside = crate::runtime::guard::InsideMpi::enter();\n    \
+             let _inside = crate::sys::guard::InsideMpi::enter();\n    \
              {name}({args})\n}}",
             params = params.join(", "),
             args = args.join(", ")

@@ -48,6 +48,7 @@
 //!   protocols that pass data between replicas), and the byte encoding of
 //!   their messages; `chunks` (private): cutting buffers into chunks;
 //! - [`read`], [`write`](mod@write): one module per protocol and a dispatcher;
+//! - [`leader`]: the leader round of metadata calls, and its wire format;
 //! - `memory` (feature `memory-link`, always on in this crate's tests): an
 //!   in-memory link and file with fault injection, for tests.
 
@@ -59,6 +60,7 @@ mod chunks;
 mod consensus;
 pub mod error;
 pub mod io;
+pub mod leader;
 pub mod link;
 #[cfg(any(test, feature = "memory-link"))]
 pub mod memory;

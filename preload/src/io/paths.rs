@@ -9,9 +9,11 @@
 //!    directory when replicas share a node).
 //! 4. Classify with the rules of [`redio_core::fsclass`].
 
-use super::route::{self, Bypass};
-use crate::runtime::{settings, world};
-use redio_core::config::{Config, FileFacts, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
+use crate::coord::target::Target;
+use crate::io::route::Bypass;
+use crate::state::settings;
+use crate::state::world;
+use redio_core::config::{Config, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
 use redio_core::fsclass::{self, Class, Mount, NEVER_MANAGED};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
@@ -44,15 +46,20 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// The I/O settings of `config` for this file, opened in `open_mode`
-    /// (`None`: not known, so rules that name a mode do not apply).
+    /// The shared file coordination acts on.
+    pub fn target(&self) -> Target {
+        Target {
+            path: self.path.clone(),
+            app_path: self.app_path.clone(),
+            c_path: self.c_path.clone(),
+            fs_type: self.fs_type.clone(),
+            per_replica: self.per_replica,
+        }
+    }
+
+    /// The I/O settings of `config` for this file (see [`Target::io`]).
     pub fn io(&self, config: &Config, open_mode: Option<OpenMode>) -> ResolvedIo {
-        let path = self.path.to_string_lossy();
-        config.io_for(&FileFacts {
-            path: &path,
-            fs_type: self.fs_type.as_deref(),
-            open_mode,
-        })
+        self.target().io(config, open_mode)
     }
 }
 
@@ -83,7 +90,7 @@ static MOUNTS: OnceLock<Vec<Mount>> = OnceLock::new();
 
 /// Reads the mount table once (at `MPI_Init`, inside redio).
 pub fn load_mounts() {
-    route::inside(|| {
+    crate::sys::guard::inside(|| {
         let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let _ = MOUNTS.set(fsclass::parse_mountinfo(&text));
     });

@@ -1,16 +1,24 @@
 //! Handlers of the POSIX hooks: route each call, then either pass it
-//! through to the real function or coordinate it ([`super::managed`]).
+//! through to the real function or coordinate it ([`crate::coord::managed`]).
 //!
 //! # Safety (every handler)
-//! A handler is called only by its hook in [`super::hooks`], with the
+//! A handler is called only by its hook in [`crate::exports::hooks`], with the
 //! arguments the C caller passed: its contract is that of the C function.
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::managed::{self, set_errno, ManagedFile, Outcome};
-use super::paths::{self, Resolved};
-use super::route::{self, Bypass};
-use super::table;
+use crate::coord::{open, round};
+
+use crate::sys::errno::set_errno;
+
+use crate::coord::file::SharedFile;
+
+use crate::coord::round::Outcome;
+use crate::coord::table;
+use crate::io::paths;
+use crate::io::paths::Resolved;
+use crate::io::route;
+use crate::io::route::Bypass;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -18,11 +26,11 @@ use std::sync::Arc;
 /// Runs `op` on the managed file behind `fd`, or passes the call through.
 ///
 /// After `MPI_Finalize` (a stream flushed at exit) the file is still served,
-/// by this replica alone ([`ManagedFile`] knows when it cannot coordinate).
+/// by this replica alone ([`SharedFile`] knows when it cannot coordinate).
 fn on_file<T>(
     call: &str,
     fd: c_int,
-    op: impl FnOnce(&ManagedFile) -> T,
+    op: impl FnOnce(&SharedFile) -> T,
     real: impl FnOnce() -> T,
 ) -> T {
     let Some(file) = table::get(fd) else {
@@ -127,9 +135,9 @@ unsafe fn open_at(
             if flags & (libc::O_DIRECTORY | libc::O_PATH) != 0 {
                 // Directories carry no data to coordinate.
                 passed.set(true);
-                return crate::io::hooks::real::open(resolved.c_path.as_ptr(), flags, mode);
+                return crate::sys::real::open(resolved.c_path.as_ptr(), flags, mode);
             }
-            match managed::open(resolved, flags, mode) {
+            match open::open(&resolved.target(), flags, mode) {
                 Ok((fd, file)) => {
                     table::set(fd, Arc::new(file));
                     fd
@@ -370,7 +378,7 @@ unsafe fn readv_with(
         return real();
     };
     let at = at.filter(|&at| at >= 0).map(|at| at as u64);
-    let scatter = |file: &ManagedFile| {
+    let scatter = |file: &SharedFile| {
         let mut bounce = vec![0u8; vectors.iter().map(|v| v.iov_len).sum()];
         let n = file.read(fd, &mut bounce, at)?;
         let mut rest = &bounce[..n];
@@ -400,7 +408,7 @@ unsafe fn writev_with(
         return real();
     };
     let at = at.filter(|&at| at >= 0).map(|at| at as u64);
-    let gather = |file: &ManagedFile| {
+    let gather = |file: &SharedFile| {
         let mut gathered = Vec::with_capacity(vectors.iter().map(|v| v.iov_len).sum());
         for v in vectors {
             // SAFETY: the application's iovec holds iov_len bytes.
@@ -512,7 +520,7 @@ pub unsafe fn lseek(
 /// `close`: the entry goes before the real close, so the number is free.
 pub unsafe fn close(real: unsafe fn(c_int) -> c_int, fd: c_int) -> c_int {
     crate::parity::lazy::closing(fd);
-    let settled = managed::release(fd);
+    let settled = crate::coord::close::release(fd);
     let rc = real(fd);
     match settled {
         Err(errno) if rc == 0 => {
@@ -621,7 +629,7 @@ pub unsafe fn fcntl(
 fn on_managed(
     call: &str,
     fd: c_int,
-    op: impl FnOnce(&ManagedFile) -> Outcome<()>,
+    op: impl FnOnce(&SharedFile) -> Outcome<()>,
     real: impl FnOnce() -> c_int,
 ) -> c_int {
     on_file(call, fd, |file| int_result(op(file)), real)
@@ -687,7 +695,7 @@ unsafe fn stat_path<T>(
         |p| real(p, buf),
         |resolved| {
             let c_path = resolved.c_path.as_c_str();
-            int_result(managed::stat_on_leader(
+            int_result(round::stat_on_leader(
                 call,
                 &resolved.app_path,
                 buf.cast(),
@@ -795,7 +803,7 @@ pub unsafe fn statx(
             dirfd,
             |file| {
                 let path = c"";
-                managed::stat_on_leader(
+                round::stat_on_leader(
                     "statx",
                     &file.app_path,
                     buf.cast(),
@@ -820,11 +828,9 @@ pub unsafe fn unlink(real: unsafe fn(*const c_char) -> c_int, path: *const c_cha
         |p| real(p),
         |resolved| {
             let c_path = resolved.c_path.as_c_str();
-            int_result(managed::name_on_leader(
-                "unlink",
-                &resolved.app_path,
-                || real(c_path.as_ptr()),
-            ))
+            int_result(round::name_on_leader("unlink", &resolved.app_path, || {
+                real(c_path.as_ptr())
+            }))
         },
     )
 }
@@ -849,7 +855,7 @@ pub unsafe fn rename(
     let target = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(to));
     let (from_path, to_path) = (source.for_real_call(from), target.for_real_call(to));
     if source.bypass().is_none() || target.bypass().is_none() {
-        int_result(managed::name_on_leader("rename", &source.app_path, || {
+        int_result(round::name_on_leader("rename", &source.app_path, || {
             real(from_path, to_path)
         }))
     } else {

@@ -8,15 +8,18 @@
 //! the managed descriptor, because C++ `fstream` writes with `write(fileno)`.
 //!
 //! # Safety (every handler)
-//! A handler is called only by its hook in [`super::hooks`], with the
+//! A handler is called only by its hook in [`crate::exports::hooks`], with the
 //! arguments the C caller passed: its contract is that of the C function.
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::hooks::real;
-use super::managed::{self, set_errno};
-use super::route::{self, Bypass};
-use super::table;
+use crate::coord::file::SharedFile;
+use crate::coord::table;
+use crate::coord::{open, round};
+use crate::io::route;
+use crate::io::route::Bypass;
+use crate::sys::errno::set_errno;
+use crate::sys::real;
 use libc::{c_char, c_int, c_void, off64_t, size_t, ssize_t, FILE};
 use redio_core::fsclass::Class;
 use std::ffi::CStr;
@@ -70,18 +73,20 @@ fn cookie_fd(cookie: *mut c_void) -> c_int {
 }
 
 /// Runs a managed operation for a stream callback (coordinated while the
-/// runtime is active; [`managed::ManagedFile`] serves this replica alone
+/// runtime is active; [`SharedFile`] serves this replica alone
 /// after `MPI_Finalize`).
 fn with_file<T>(
     cookie: *mut c_void,
-    op: impl FnOnce(&managed::ManagedFile, c_int) -> managed::Outcome<T>,
+    op: impl FnOnce(&SharedFile, c_int) -> round::Outcome<T>,
 ) -> Option<T> {
     let fd = cookie_fd(cookie);
     let Some(file) = table::get(fd) else {
         set_errno(libc::EBADF);
         return None;
     };
-    route::inside(|| op(&file, fd)).map_err(set_errno).ok()
+    crate::sys::guard::inside(|| op(&file, fd))
+        .map_err(set_errno)
+        .ok()
 }
 
 unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, size: size_t) -> ssize_t {
@@ -125,10 +130,10 @@ unsafe extern "C" fn cookie_seek(
 
 unsafe extern "C" fn cookie_close(cookie: *mut c_void) -> c_int {
     let fd = cookie_fd(cookie);
-    let settled = managed::release(fd);
+    let settled = crate::coord::close::release(fd);
     match (settled, real::close(fd)) {
         (Err(errno), 0) => {
-            managed::set_errno(errno);
+            set_errno(errno);
             -1
         }
         (_, rc) => rc,
@@ -174,7 +179,7 @@ pub unsafe fn fopen(
             return real(path, mode);
         }
     };
-    let resolved = super::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path));
+    let resolved = crate::io::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path));
     if resolved.class != Class::Shared {
         let reason = if resolved.class == Class::System {
             Bypass::System
@@ -195,7 +200,7 @@ pub unsafe fn fopen(
         set_errno(libc::EINVAL);
         return std::ptr::null_mut();
     };
-    match managed::open(&resolved, flags, 0o666) {
+    match open::open(&resolved.target(), flags, 0o666) {
         Ok((fd, file)) => {
             table::set(fd, Arc::new(file));
             let stream = managed_stream(fd, cookie_mode);
@@ -242,7 +247,10 @@ pub unsafe fn freopen(
     }
     let managed_old = table::stream_fd(stream).is_some();
     let resolved = match route::enter() {
-        Ok(_entered) => Some(super::paths::resolve(libc::AT_FDCWD, CStr::from_ptr(path))),
+        Ok(_entered) => Some(crate::io::paths::resolve(
+            libc::AT_FDCWD,
+            CStr::from_ptr(path),
+        )),
         Err(reason) => {
             route::log_bypass("freopen", reason, &CStr::from_ptr(path).to_string_lossy());
             None

@@ -7,14 +7,14 @@
 //! either; see docs/interposition.md.)
 //!
 //! # Safety (every handler)
-//! A handler is called only by its hook in [`super::hooks`], with the
+//! A handler is called only by its hook in [`crate::exports::hooks`], with the
 //! arguments the C caller passed: its contract is that of the C function.
 
 #![allow(clippy::missing_safety_doc)]
 
-use super::managed::set_errno;
-use super::route;
-use super::table;
+use crate::coord::table;
+use crate::io::route;
+use crate::sys::errno::set_errno;
 use libc::{c_int, c_uint, c_void, off64_t, size_t, ssize_t};
 
 /// The managed file among `fds`, if any, while coordination is on.

@@ -1,8 +1,10 @@
 //! The few collectives the protect step needs, posted nonblocking and
 //! waited for with [`poll::wait`] (MPICH busy-polls in blocking calls).
 
-use crate::mpi::{ffi, pmpi};
-use crate::runtime::poll;
+use crate::comm::ffi;
+
+use crate::comm::pmpi;
+use crate::comm::poll;
 
 /// Longest failure-group name exchanged (longer names are cut).
 pub const NAME_MAX: usize = 255;

@@ -19,10 +19,16 @@
 //! Encode is the in-job protect step ([`protect::protect`]) over the files
 //! under each root. Rank 0 returns the report; every rank the exit code.
 
-use super::collective::{all_agree, allgather_bytes, rank_and_size, OwnComm};
-use super::protect;
-use super::transport::MpiTransport;
-use crate::mpi::ffi;
+use crate::parity::collective::all_agree;
+
+use crate::parity::collective::allgather_bytes;
+
+use crate::parity::collective::rank_and_size;
+
+use crate::comm::ffi;
+use crate::parity::collective::OwnComm;
+use crate::parity::protect;
+use crate::parity::transport::MpiTransport;
 use redio_parity::files::{check_header_paths, list_protectable};
 use redio_parity::format::{file_name, Header};
 use redio_parity::gf::kernel::best;
@@ -98,7 +104,7 @@ fn encode(
         (Err(e), _) | (_, Err(e)) => Some(e.clone()),
         _ => None,
     };
-    let host = super::host_name();
+    let host = crate::parity::host_name();
     let group = if spec.group.is_empty() {
         host.clone()
     } else {

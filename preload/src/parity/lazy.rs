@@ -10,8 +10,9 @@
 //! and ranks close their files at different moments (and some close more
 //! files than others); a barrier is a point every rank reaches together.
 
-use crate::runtime::guard::InsideMpi;
-use crate::runtime::{settings, world};
+use crate::state::settings;
+use crate::state::world;
+use crate::sys::guard::InsideMpi;
 use redio_core::config::{expand_placeholders, Glob, ParityWhen};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -30,7 +31,9 @@ fn globs() -> Option<&'static [Glob]> {
         .get_or_init(|| {
             let config = settings::get()?;
             let p = &config.parity;
-            if p.when != ParityWhen::Close || super::scheme(config).is_none() || p.files.is_empty()
+            if p.when != ParityWhen::Close
+                || crate::parity::scheme(config).is_none()
+                || p.files.is_empty()
             {
                 return None;
             }
@@ -82,7 +85,7 @@ pub fn at_barrier() {
         return;
     }
     if any_dirty() {
-        super::protect_selected();
+        crate::parity::protect_selected();
     }
 }
 
@@ -90,14 +93,14 @@ pub fn at_barrier() {
 /// the last barrier (nothing when every close was followed by one).
 pub fn at_finalize() {
     if any_dirty() {
-        super::protect_selected();
+        crate::parity::protect_selected();
     }
 }
 
 /// Whether any rank of the replica world is dirty; clears this rank's mark.
 fn any_dirty() -> bool {
     let mine = DIRTY.swap(false, Ordering::Relaxed);
-    match super::collective::all_agree(world::replica_world(), !mine) {
+    match crate::parity::collective::all_agree(world::replica_world(), !mine) {
         Ok(all_clean) => !all_clean,
         Err(e) => {
             crate::log!(

@@ -23,7 +23,11 @@ pub mod reduce_scatter;
 pub mod select;
 pub mod transport;
 
-use crate::runtime::{guard::InsideMpi, settings, world};
+use crate::sys::guard::InsideMpi;
+
+use crate::state::settings;
+
+use crate::state::world;
 use redio_core::config::{expand_placeholders, Config, ParityEngine, ParityScheme, ParityWhen};
 use redio_parity::scheme::Scheme;
 use select::Selection;

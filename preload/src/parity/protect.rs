@@ -16,10 +16,16 @@
 //! 5. The file is written under a temporary name and fsynced; it is
 //!    renamed into place only once every rank of the world has succeeded.
 
-use super::collective::{all_agree, allgather_names, rank_and_size, OwnComm};
-use super::reduce_scatter;
-use super::transport::MpiTransport;
-use crate::mpi::ffi;
+use crate::parity::collective::all_agree;
+
+use crate::parity::collective::allgather_names;
+
+use crate::parity::collective::rank_and_size;
+
+use crate::comm::ffi;
+use crate::parity::collective::OwnComm;
+use crate::parity::reduce_scatter;
+use crate::parity::transport::MpiTransport;
 use redio_parity::files::{self, AtomicFile, LogicalReader};
 use redio_parity::format::{self, Header, MemberMeta};
 use redio_parity::gf::kernel::best;

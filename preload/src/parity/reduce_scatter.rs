@@ -9,9 +9,12 @@
 //! all members leaves exactly `h`'s parity pieces with `h`, the same bytes
 //! as the ring. Memory is `p·k` pieces per member, not `2k + 1`.
 
-use super::collective::{ok, rank_and_size};
-use crate::mpi::{ffi, pmpi};
-use crate::runtime::poll;
+use crate::parity::collective::ok;
+
+use crate::comm::ffi;
+use crate::comm::pmpi;
+use crate::comm::poll;
+use crate::parity::collective::rank_and_size;
 use redio_parity::gf::kernel::Kernel;
 use redio_parity::ring::{ReadChunk, Traffic, WriteParity};
 use redio_parity::stripe::StripeCode;

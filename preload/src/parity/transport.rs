@@ -13,9 +13,10 @@
 //! [`poll::until_moved`] while also progressing the pending sends, so a
 //! waiting rank sleeps instead of busy-polling in MPICH.
 
-use super::collective::ok;
-use crate::mpi::{ffi, pmpi};
-use crate::runtime::poll;
+use crate::comm::ffi;
+use crate::comm::pmpi;
+use crate::comm::poll;
+use crate::parity::collective::ok;
 use redio_parity::ring::Transport;
 
 /// The tag of every parity message (communicator-private, so any fixed

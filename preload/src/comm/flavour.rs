@@ -1,0 +1,67 @@
+//! Refuses to run inside a program linked to the other MPI implementation.
+//!
+//! MPICH handles are integers and Open MPI handles are pointers: a library
+//! built for one crashes in the other. Before the first `PMPI_*` call, look
+//! for a symbol that only the loaded implementation exports.
+
+use crate::comm::ffi;
+use std::ffi::CStr;
+
+/// The implementation this library was built for: `"MPICH"`, `"Open MPI"`
+/// (4.x) or `"Open MPI 5"`.
+pub fn built_for() -> &'static str {
+    // SAFETY: a NUL-terminated constant defined in shim.c.
+    unsafe { CStr::from_ptr(ffi::redio_mpi_flavour.as_ptr()) }
+        .to_str()
+        .unwrap_or("?")
+}
+
+/// The implementation loaded in this process, if it can be told.
+///
+/// Open MPI 5 is told from 4.x by `PMPI_Session_init` (MPI-4 sessions,
+/// new in 5.0): both export `ompi_mpi_comm_world`, and their object
+/// layouts differ, so a library built for one must not run in the other.
+pub fn loaded() -> Option<&'static str> {
+    let has = |symbol: &CStr| {
+        // SAFETY: dlsym with a valid NUL-terminated name.
+        !unsafe { libc::dlsym(libc::RTLD_DEFAULT, symbol.as_ptr()) }.is_null()
+    };
+    if has(c"ompi_mpi_comm_world") {
+        if has(c"PMPI_Session_init") {
+            Some("Open MPI 5")
+        } else {
+            Some("Open MPI")
+        }
+    } else if has(c"MPII_Version_string") || has(c"MPIR_Init_thread") {
+        Some("MPICH")
+    } else {
+        None
+    }
+}
+
+/// Stops the process with a clear message when the loaded MPI is not the
+/// one this library was built for.
+pub fn check_or_exit() {
+    let built = built_for();
+    if let Some(loaded) = loaded() {
+        if loaded != built {
+            crate::sys::log::announce(format_args!(
+                "error: this libredio.so was built for {built}, but the program uses {loaded}. \
+                 Use the {loaded} build (`redio run --mpi {}` or `redio exec --mpi {}`).",
+                cli_name(loaded),
+                cli_name(loaded)
+            ));
+            // SAFETY: leaving at once is the only safe thing: any PMPI call
+            // would hand the wrong handle types to the loaded library.
+            unsafe { libc::_exit(3) };
+        }
+    }
+}
+
+fn cli_name(flavour: &str) -> &'static str {
+    match flavour {
+        "Open MPI" => "openmpi",
+        "Open MPI 5" => "openmpi5",
+        _ => "mpich",
+    }
+}

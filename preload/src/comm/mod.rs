@@ -1,0 +1,42 @@
+//! Layer `comm`: the only code that calls `PMPI_*`.
+//!
+//! Rule: imports only `sys`. Waits that must notice a dead peer take a
+//! watcher installed by fault tolerance ([`poll::Watcher`]), so this layer
+//! never names it.
+//!
+//! - [`ffi`]: bindgen declarations of this implementation's `mpi.h`, plus the
+//!   handle constants exported by the C shim (`shim.c`);
+//! - [`pmpi`]: one stub per `PMPI_*` function, resolved with `dlsym`;
+//! - [`poll`]: nonblocking, polled waiting with back-off;
+//! - [`handle`]: MPI handles as plain bits, for atomics;
+//! - [`flavour`]: refusing to run inside the other MPI implementation;
+//! - [`mpix`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree).
+
+pub mod collective;
+pub mod flavour;
+pub mod handle;
+pub mod mpix;
+pub mod poll;
+
+/// Raw declarations of the MPI implementation this library is built for.
+#[allow(
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    dead_code,
+    missing_docs,
+    clippy::all
+)]
+pub mod ffi {
+    include!(concat!(env!("OUT_DIR"), "/mpi_bindings.rs"));
+}
+
+/// Stubs that call the implementation's `PMPI_*` functions through pointers
+/// resolved at run time (see `preload/build/wrappers.rs` for why).
+#[allow(non_snake_case, clippy::all, missing_docs, unused_imports)]
+pub mod pmpi {
+    use super::ffi::*;
+    use crate::sys::symbols::resolve;
+    use std::sync::atomic::AtomicUsize;
+    include!(concat!(env!("OUT_DIR"), "/mpi_pmpi.rs"));
+}

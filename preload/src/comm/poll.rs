@@ -1,0 +1,308 @@
+//! Waiting for MPI without burning a core.
+//!
+//! MPICH busy-polls inside blocking calls: on an oversubscribed node a rank
+//! that waits in `PMPI_Barrier` steals the CPU from a rank that computes.
+//! redio's own coordination therefore posts nonblocking operations and tests
+//! them in two phases:
+//!
+//! 1. for [`YIELDING_PHASE`], tests with `sched_yield` in between: replicas
+//!    doing I/O in lock step answer each other within microseconds, and a
+//!    computing neighbour gets the core whenever it wants it;
+//! 2. then tests with a sleep that backs off from [`FIRST_PAUSE`] to
+//!    [`LONGEST_PAUSE`], for long waits (a peer still computing).
+//!
+//! Sleeping early makes each message hop cost up to the peer's current
+//! pause, and two replicas that both sleep fall into a convoy: sleeping from
+//! the first test, 4 KiB coordinated writes ran at 1 MiB/s; yielding for a
+//! fixed number of tests (200) still let a descheduled peer push both into
+//! the sleeping phase, with 2.4 ms per write. A phase measured in time does
+//! not.
+//!
+//! A wait may also watch processes ([`Watch`]): every [`WATCH_PERIOD`] (and
+//! at once after a death hint) it checks that they are alive
+//! (through the [`Watcher`] fault tolerance installed), and it gives up with [`PEER_DIED`] when one is not, or
+//! with [`TIMED_OUT`] after its deadline. MPICH and Open MPI 4.1 would
+//! otherwise wait for a dead peer forever.
+
+use crate::comm::ffi;
+
+use crate::comm::handle::HandleBits;
+use crate::comm::pmpi;
+use crate::sys::guard::InsideMpi;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// What a polled wait asks fault tolerance (`crate::ft::watch` installs
+/// the real one at start-up; until then nothing is watched). This layer
+/// stays below fault tolerance: it never names it.
+pub trait Watcher: Sync {
+    /// True when `code`, returned by an MPI call, reports a dead peer
+    /// (ULFM).
+    fn is_failure(&self, code: i32) -> bool;
+    /// Called between two tests of a pending operation: where a retiring
+    /// process may leave.
+    fn safe_point(&self);
+    /// True when the death of a process can be seen at all.
+    fn enabled(&self) -> bool;
+    /// A counter that moves when a death is hinted (a signal, a beat).
+    fn hints(&self) -> u64;
+    /// The first of `ranks` (world ranks) that is dead, if any.
+    fn first_dead(&self, ranks: &[u32]) -> Option<u32>;
+}
+
+/// The watcher before fault tolerance installed one: nobody dies.
+struct Nobody;
+
+impl Watcher for Nobody {
+    fn is_failure(&self, _: i32) -> bool {
+        false
+    }
+    fn safe_point(&self) {}
+    fn enabled(&self) -> bool {
+        false
+    }
+    fn hints(&self) -> u64 {
+        0
+    }
+    fn first_dead(&self, _: &[u32]) -> Option<u32> {
+        None
+    }
+}
+
+static WATCHER: OnceLock<&'static dyn Watcher> = OnceLock::new();
+
+/// Installs the watcher every later wait consults (once; later calls are
+/// ignored).
+pub fn install_watcher(watcher: &'static dyn Watcher) {
+    let _ = WATCHER.set(watcher);
+}
+
+fn watcher() -> &'static dyn Watcher {
+    WATCHER.get().copied().unwrap_or(&Nobody)
+}
+
+/// What a wait gives up on besides its deadline.
+#[derive(Clone, Copy)]
+pub enum Watch<'a> {
+    /// Nothing: wait until the operation completes.
+    Nothing,
+    /// Give up when one of these world ranks is dead.
+    Processes(&'a [u32]),
+}
+
+/// Returned instead of an MPI error code: a watched process is dead.
+pub const PEER_DIED: i32 = -0x7ed1;
+/// Returned instead of an MPI error code: the deadline passed.
+pub const TIMED_OUT: i32 = -0x7ed2;
+/// The death hints ([`Watcher::hints`]) the waits have acted on: a hint
+/// that arrives between two waits is acted on by the next one.
+static HINTS_SEEN: AtomicU64 = AtomicU64::new(0);
+/// How often a wait checks the processes it watches.
+pub const WATCH_PERIOD: Duration = Duration::from_millis(20);
+
+/// How long a wait tests with `sched_yield` in between before it sleeps.
+pub const YIELDING_PHASE: Duration = Duration::from_millis(2);
+/// First sleep between two tests of a pending operation.
+pub const FIRST_PAUSE: Duration = Duration::from_micros(50);
+/// Longest sleep between two tests: bounds the added latency.
+pub const LONGEST_PAUSE: Duration = Duration::from_millis(1);
+
+/// The slowest transfer rate a waiting side assumes while bytes flow: a wait
+/// for `n` bytes stays in the yielding phase for `n / TRANSFER_RATE` longer.
+/// Large messages move in fragments, each needing a test from both sides;
+/// sleeping between tests would stretch every fragment to the pause (a
+/// 256 MiB message ran at ~300 MiB/s instead of GB/s).
+pub const TRANSFER_RATE: u64 = 256 << 20;
+
+/// Calls `test` until it reports completion (`Ok(true)`) or an MPI error
+/// code (`Err`), sleeping with back-off in between. Returns the error code,
+/// or `MPI_SUCCESS`.
+pub fn until(test: impl FnMut() -> Result<bool, i32>) -> i32 {
+    until_moved(0, Watch::Nothing, None, test)
+}
+
+/// [`until`] for an operation that moves `bytes`: it yields (never sleeps)
+/// for as long as moving them may take at [`TRANSFER_RATE`], on top of
+/// [`YIELDING_PHASE`]. It gives up with [`PEER_DIED`] when a process of
+/// `watch` dies, and with [`TIMED_OUT`] after `deadline`.
+pub fn until_moved(
+    bytes: usize,
+    watch: Watch<'_>,
+    deadline: Option<Duration>,
+    mut test: impl FnMut() -> Result<bool, i32>,
+) -> i32 {
+    let _inside = InsideMpi::enter();
+    let yielding = YIELDING_PHASE + Duration::from_secs_f64(bytes as f64 / TRANSFER_RATE as f64);
+    let started = Instant::now();
+    let mut pause = FIRST_PAUSE;
+    let mut checked = started;
+    loop {
+        match test() {
+            Ok(true) => return unsafe { ffi::redio_mpi_success },
+            // Under ULFM, MPI itself reports the dead (or the revoke of a
+            // survivor that saw them first).
+            Err(code) if watcher().is_failure(code) => return PEER_DIED,
+            Err(code) => return blame_a_death(code, watch),
+            Ok(false) => {}
+        }
+        // Between two MPI calls: where a retiring process may leave.
+        watcher().safe_point();
+        if let (Watch::Processes(ranks), true) = (watch, watcher().enabled()) {
+            let hints = watcher().hints();
+            let hinted = HINTS_SEEN.load(Ordering::Relaxed) != hints;
+            if hinted || checked.elapsed() >= WATCH_PERIOD {
+                checked = Instant::now();
+                HINTS_SEEN.store(hints, Ordering::Relaxed);
+                if watcher().first_dead(ranks).is_some() {
+                    return PEER_DIED;
+                }
+            }
+        }
+        if deadline.is_some_and(|d| started.elapsed() > d) {
+            return TIMED_OUT;
+        }
+        if started.elapsed() < yielding {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        } else {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(LONGEST_PAUSE);
+        }
+    }
+}
+
+/// How long a failed wait looks for a dead watched process to blame.
+const DEATH_GRACE: Duration = Duration::from_secs(1);
+
+/// The result of a wait whose MPI call failed with `code`: [`PEER_DIED`]
+/// when a watched process is (or within [`DEATH_GRACE`] turns out to be)
+/// dead, else `code`. MPICH itself fails a pending receive from a process
+/// that died, sometimes before its process id is gone (the victim is still
+/// in its exit path): that failure must fail over, not become `EIO`.
+fn blame_a_death(code: i32, watch: Watch<'_>) -> i32 {
+    let Watch::Processes(ranks) = watch else {
+        return code;
+    };
+    if !watcher().enabled() {
+        return code;
+    }
+    let started = Instant::now();
+    loop {
+        if watcher().first_dead(ranks).is_some() {
+            return PEER_DIED;
+        }
+        if started.elapsed() > DEATH_GRACE {
+            return code;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Waits for `request` to complete, sleeping between tests.
+///
+/// Returns the MPI error code of the first failing `PMPI_Test`.
+pub fn wait(request: &mut ffi::MPI_Request) -> i32 {
+    until(|| {
+        let mut done = 0;
+        // SAFETY: `request` is a live request handle owned by the caller.
+        let rc = unsafe { pmpi::PMPI_Test(request, &mut done, ffi::redio_mpi_status_ignore) };
+        if rc == unsafe { ffi::redio_mpi_success } {
+            Ok(done != 0)
+        } else {
+            Err(rc)
+        }
+    })
+}
+
+/// Waits for every request of `requests`, which move `bytes` in all, to
+/// complete ([`until_moved`], watching `watch`); `statuses[i]` receives
+/// the status of `requests[i]`.
+///
+/// Returns the MPI error code of the first failing `PMPI_Test`, or
+/// [`PEER_DIED`].
+pub fn wait_each(
+    requests: &mut [ffi::MPI_Request],
+    statuses: &mut [ffi::MPI_Status],
+    bytes: usize,
+    watch: Watch<'_>,
+) -> i32 {
+    wait_each_until(requests, statuses, bytes, watch, None)
+}
+
+/// [`wait_each`] that also gives up after `deadline` ([`TIMED_OUT`]).
+pub fn wait_each_until(
+    requests: &mut [ffi::MPI_Request],
+    statuses: &mut [ffi::MPI_Status],
+    bytes: usize,
+    watch: Watch<'_>,
+    deadline: Option<Duration>,
+) -> i32 {
+    let mut done = vec![false; requests.len()];
+    until_moved(bytes, watch, deadline, || {
+        for (i, request) in requests.iter_mut().enumerate() {
+            if done[i] {
+                continue;
+            }
+            let mut flag = 0;
+            // SAFETY: a live request handle and a status slot owned by the caller.
+            let rc = unsafe { pmpi::PMPI_Test(request, &mut flag, &mut statuses[i]) };
+            if rc != unsafe { ffi::redio_mpi_success } {
+                return Err(rc);
+            }
+            done[i] = flag != 0;
+        }
+        Ok(done.iter().all(|&d| d))
+    })
+}
+
+/// Waits for `request`, giving up when a process of `watch` dies
+/// ([`PEER_DIED`]).
+pub fn wait_watching(request: &mut ffi::MPI_Request, watch: Watch<'_>) -> i32 {
+    let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
+    wait_each(std::slice::from_mut(request), &mut statuses, 0, watch)
+}
+
+/// Gives up on requests a failed wait left pending: receives are cancelled
+/// (their buffers must not be written later), and every request is freed.
+/// A completed request is `MPI_REQUEST_NULL` and skipped.
+pub fn abandon(requests: &mut [ffi::MPI_Request]) {
+    for request in requests {
+        // SAFETY: our own requests; cancelling and freeing are allowed on
+        // active requests, and MPI_REQUEST_NULL is left alone.
+        unsafe {
+            if request.to_bits() != ffi::redio_mpi_request_null.to_bits() {
+                pmpi::PMPI_Cancel(request);
+                pmpi::PMPI_Request_free(request);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn success() -> i32 {
+        // SAFETY: a constant of shim.c.
+        unsafe { ffi::redio_mpi_success }
+    }
+
+    #[test]
+    fn a_wait_ends_when_its_test_completes_or_fails() {
+        let mut tests = 0;
+        let rc = until(|| {
+            tests += 1;
+            Ok(tests == 5)
+        });
+        assert_eq!((rc, tests), (success(), 5));
+        assert_eq!(until(|| Err(17)), 17);
+    }
+
+    #[test]
+    fn a_watched_wait_gives_up_at_its_deadline() {
+        let watch = Watch::Processes(&[1]);
+        let rc = until_moved(0, watch, Some(Duration::from_millis(30)), || Ok(false));
+        assert_eq!(rc, TIMED_OUT);
+    }
+}

@@ -1,0 +1,142 @@
+//! Distributed Separate Write in the preload: this replica's part file and
+//! index (see [`redio_core::join`] for the layout and the join), opened on
+//! the first write and closed after each join.
+
+use crate::coord::faults::RealFile;
+use crate::sys::real;
+use redio_core::join::{index_path, part_path, Record};
+use redio_protocols::{Errno, FileIo};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// This replica's part of one file written with `distributed-separate`.
+pub struct Parts {
+    replica: u32,
+    /// Descriptors of the part and its index, once the first write opened
+    /// them.
+    open: Mutex<Option<(i32, i32)>>,
+}
+
+impl Parts {
+    /// The (not yet opened) part of `replica`.
+    pub fn new(replica: u32) -> Parts {
+        Parts {
+            replica,
+            open: Mutex::new(None),
+        }
+    }
+
+    /// Whether this replica wrote into its part since the last join.
+    pub fn pending(&self) -> bool {
+        self.lock().is_some()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(i32, i32)>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The part's descriptors, opening (creating) the files if needed.
+    fn descriptors(&self, path: &Path) -> Result<(i32, i32), Errno> {
+        let mut open = self.lock();
+        if let Some(fds) = *open {
+            return Ok(fds);
+        }
+        let part = part_path(path, self.replica);
+        let part_fd = open_real(&part, libc::O_RDWR | libc::O_CREAT)?;
+        let index_fd = match open_real(
+            &index_path(&part),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,
+        ) {
+            Ok(fd) => fd,
+            Err(errno) => {
+                // SAFETY: closing the descriptor just opened.
+                unsafe { real::close(part_fd) };
+                return Err(errno);
+            }
+        };
+        *open = Some((part_fd, index_fd));
+        Ok((part_fd, index_fd))
+    }
+
+    /// Makes what this replica wrote durable before the leader joins.
+    pub fn sync(&self) -> Result<(), Errno> {
+        if let Some((part_fd, index_fd)) = *self.lock() {
+            for fd in [part_fd, index_fd] {
+                // SAFETY: descriptors owned by this part.
+                if unsafe { real::fdatasync(fd) } < 0 {
+                    return Err(crate::sys::errno::errno());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the descriptors after a join removed the files.
+    pub fn close(&self) {
+        if let Some((part_fd, index_fd)) = self.lock().take() {
+            // SAFETY: descriptors owned by this part.
+            unsafe {
+                real::close(part_fd);
+                real::close(index_fd);
+            }
+        }
+    }
+
+    /// The [`FileIo`] that puts the pieces of operation `seq` into the part.
+    pub fn io<'a>(&'a self, path: &'a Path, seq: u64) -> PartIo<'a> {
+        PartIo {
+            parts: self,
+            path,
+            seq,
+        }
+    }
+
+    /// This replica's index.
+    fn replica(&self) -> usize {
+        self.replica as usize
+    }
+}
+
+fn open_real(path: &Path, flags: i32) -> Result<i32, Errno> {
+    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
+    // SAFETY: a NUL-terminated path.
+    match unsafe { real::open(c_path.as_ptr(), flags | libc::O_CLOEXEC, 0o644) } {
+        fd if fd >= 0 => Ok(fd),
+        _ => Err(crate::sys::errno::errno()),
+    }
+}
+
+/// Writes pieces into the part at their final offsets and records them.
+pub struct PartIo<'a> {
+    parts: &'a Parts,
+    path: &'a Path,
+    seq: u64,
+}
+
+impl FileIo for PartIo<'_> {
+    fn pread(&mut self, _buf: &mut [u8], _offset: u64) -> Result<usize, Errno> {
+        // The write protocols never read.
+        Err(libc::EBADF)
+    }
+
+    fn pwrite(&mut self, data: &[u8], offset: u64) -> Result<usize, Errno> {
+        let (part_fd, index_fd) = self.parts.descriptors(self.path)?;
+        // The real file's writer: byte counters and test fault switches.
+        let n = RealFile::new(part_fd, self.parts.replica(), self.seq).pwrite(data, offset)?;
+        let record = Record {
+            seq: self.seq,
+            offset,
+            len: n as u64,
+        }
+        .encode();
+        // One write(2) of 24 bytes with O_APPEND: records never interleave.
+        // SAFETY: as above.
+        let w = unsafe { real::write(index_fd, record.as_ptr().cast(), record.len()) };
+        if w != record.len() as isize {
+            return Err(libc::EIO);
+        }
+        Ok(n)
+    }
+}

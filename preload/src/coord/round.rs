@@ -1,0 +1,233 @@
+//! One coordinated operation of the replica set: announced by every
+//! replica (a divergence fails it), bounded by the deadline, failed over
+//! when a member dies ([`coordinated`]); and the leader round of metadata
+//! calls ([`on_leader`], whose messages are [`redio_protocols::leader`]'s).
+//!
+//! - Data (`read`, `write` and their variants) goes through the configured
+//!   protocol of `redio-protocols`, with CRC32 voting ([`super::file`]).
+//! - Metadata (`open`, `fstat`, `lseek(SEEK_END)`, `ftruncate`, `fsync`,
+//!   `stat`, `unlink`, `rename`) is done once, by the leader (replica 0),
+//!   which sends its outcome to the others: every replica returns the same
+//!   answer, and `O_CREAT|O_TRUNC` truncates exactly once.
+
+use crate::coord::failover::{self, Stop};
+use crate::coord::link::MpiLink;
+use crate::coord::{divergence, faults, sequence};
+use crate::ft::membership;
+use crate::state::{phase, settings, world};
+use crate::sys::errno::errno;
+use redio_protocols::leader::{self, Reply};
+use redio_protocols::{Errno, LinkError, Mismatch, OnMismatch, Operation};
+
+/// Result of one replica's operation: a value or an errno.
+pub type Outcome<T> = Result<T, Errno>;
+
+/// Refuses coordinated I/O from threads other than the one that called
+/// `MPI_Init`: their order is not deterministic across replicas. (After
+/// `MPI_Finalize` nothing is coordinated, so any thread may go on.)
+pub(crate) fn main_thread_only(call: &str, file: &dyn std::fmt::Display) -> Outcome<()> {
+    if !phase::active() || phase::on_main_thread() {
+        Ok(())
+    } else {
+        crate::log!(
+            Error,
+            "{call}({file}) from a thread other than the MPI main thread: shared-file I/O \
+             is coordinated on the thread that called MPI_Init only; refused with ENOTSUP"
+        );
+        Err(libc::ENOTSUP)
+    }
+}
+
+/// Logs a mismatch report; under `on_mismatch: abort`, then ends the job.
+/// Every replica gets the same report, so every replica aborts.
+pub(crate) fn report_mismatch(mismatch: Mismatch) {
+    match mismatch.policy {
+        OnMismatch::Warn => crate::log!(Warn, "{mismatch}"),
+        OnMismatch::Abort => {
+            crate::log!(Error, "{mismatch}; on_mismatch is abort: ending the job");
+            crate::state::exits::abort_job(divergence::EXIT_MISMATCH);
+        }
+        _ => crate::log!(Error, "{mismatch}"),
+    }
+}
+
+/// This process's replica index (the original one: fault-injection
+/// switches and part files name replicas by it).
+pub(crate) fn my_replica() -> usize {
+    world::identity().map_or(0, |i| i.placement.replica as usize)
+}
+
+/// Runs `step` as the next coordinated operation `op`: every replica
+/// announces it (a divergence fails it), waits at most the deadline, and
+/// fails over when a member dies. `step` gets the link and the sequence
+/// number.
+pub(crate) fn coordinated<T>(
+    op: &Operation,
+    mut step: impl FnMut(&mut MpiLink, u64) -> Result<T, Stop>,
+) -> Result<T, Errno> {
+    let seq = sequence::next();
+    failover::run(
+        seq,
+        op,
+        |e| report_link(&op.kind, e),
+        |link| {
+            divergence::agree(link, seq, op)?;
+            link.set_deadline(deadline());
+            step(link, seq)
+        },
+    )
+}
+
+/// The deadline of a wait once every replica announced the operation
+/// (`faults.timeout`). With heartbeats a dead peer on another node is
+/// found after `faults.timeout` without a beat, and fails over: the
+/// deadline, which ends the operation with an error instead, then only
+/// catches peers that are alive but stuck, so it is twice as long.
+pub(crate) fn deadline() -> Option<std::time::Duration> {
+    settings::get().map(|c| match c.faults.heartbeat_dir {
+        Some(_) => 2 * c.faults.timeout,
+        None => c.faults.timeout,
+    })
+}
+
+/// The announcement of a call `kind` on `path`.
+pub(crate) fn operation(
+    kind: &str,
+    path: impl std::fmt::Display,
+    offset: u64,
+    len: u64,
+) -> Operation {
+    Operation {
+        kind: kind.to_owned(),
+        path: path.to_string(),
+        offset,
+        len,
+    }
+}
+
+pub(crate) fn report_link(what: &str, error: &LinkError) -> Errno {
+    crate::log!(
+        Error,
+        "{what}: coordination with the other replicas failed: {error}"
+    );
+    libc::EIO
+}
+
+/// Runs `operation` once, on the leader (the first live replica), and
+/// returns its reply on every replica, with whether this process was the
+/// leader. After `MPI_Finalize` every replica runs it alone. A leader that
+/// dies is replaced, and the new one runs `operation` again
+/// ([`failover::run`]).
+pub(crate) fn on_leader(op: Operation, mut operation: impl FnMut() -> Reply) -> (Reply, bool) {
+    if !phase::active() {
+        return (operation(), membership::is_leader());
+    }
+    let result = coordinated(&op, |link, seq| {
+        faults::maybe_die(seq);
+        let (reply, leader) = leader::round(
+            link,
+            seq,
+            || forgive_redo(&op, operation()),
+            || faults::after_call(seq),
+        )?;
+        Ok((reply, leader))
+    });
+    result.unwrap_or_else(|errno| (Reply::bare(Err(errno)), false))
+}
+
+/// Agrees on a call every replica made on its own copy of a file (one
+/// server per replica): the first failure in replica order, the same on
+/// every replica, or success when all succeeded.
+pub(crate) fn agree_on_outcome(op: Operation, mine: Outcome<()>) -> Outcome<()> {
+    if !phase::active() {
+        return mine;
+    }
+    coordinated(&op, |link, seq| {
+        Ok(leader::agree_on_outcome(link, seq, mine)?)
+    })
+    .and_then(|agreed| agreed)
+}
+
+/// A name operation run again by a new leader may find its work done by
+/// the dead one (`unlink`/`rename`: the source is gone): that is success.
+pub(crate) fn forgive_redo(op: &Operation, reply: Reply) -> Reply {
+    let done_before = failover::redoing()
+        && matches!(op.kind.as_str(), "unlink" | "rename" | "rmdir")
+        && reply.outcome == Err(libc::ENOENT);
+    if done_before {
+        crate::log!(
+            Warn,
+            "{} {}: run again after a fail-over, found done by the failed leader",
+            op.kind,
+            op.path
+        );
+        return Reply {
+            outcome: Ok(0),
+            payload: reply.payload,
+        };
+    }
+    reply
+}
+
+/// Runs a C call returning `0`/`-1` once on the leader; same result
+/// everywhere.
+pub(crate) fn leader_call(op: Operation, mut call: impl FnMut() -> i32) -> Outcome<()> {
+    on_leader(op, || {
+        let rc = call();
+        Reply {
+            outcome: if rc < 0 {
+                Err(errno())
+            } else {
+                Ok(i64::from(rc))
+            },
+            payload: Vec::new(),
+        }
+    })
+    .0
+    .outcome
+    .map(|_| ())
+}
+
+/// A `stat`-like call on a shared path (`subject`, as the application
+/// named it), done by the leader: `call` fills a buffer of `len` bytes;
+/// every replica gets the same bytes in `buf`.
+pub fn stat_on_leader(
+    what: &str,
+    subject: &std::path::Path,
+    buf: *mut u8,
+    len: usize,
+    mut call: impl FnMut(*mut u8) -> i32,
+) -> Outcome<()> {
+    main_thread_only(what, &subject.display())?;
+    let (reply, _) = on_leader(operation(what, subject.display(), 0, 0), || {
+        let mut local = vec![0u8; len];
+        let rc = call(local.as_mut_ptr());
+        Reply {
+            outcome: if rc < 0 { Err(errno()) } else { Ok(0) },
+            payload: local,
+        }
+    });
+    reply.outcome?;
+    copy_payload(&reply.payload, buf, len)
+}
+
+/// A name operation (`unlink`, `rename`) on shared paths (`subject`, as
+/// the application named it), done once by the leader; same result
+/// everywhere.
+pub fn name_on_leader(
+    what: &str,
+    subject: &std::path::Path,
+    call: impl FnMut() -> i32,
+) -> Outcome<()> {
+    main_thread_only(what, &subject.display())?;
+    leader_call(operation(what, subject.display(), 0, 0), call)
+}
+
+pub(crate) fn copy_payload(payload: &[u8], buf: *mut u8, len: usize) -> Outcome<()> {
+    if payload.len() != len {
+        return Err(libc::EIO);
+    }
+    // SAFETY: the caller's buffer has `len` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, len) };
+    Ok(())
+}

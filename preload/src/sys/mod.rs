@@ -1,0 +1,17 @@
+//! Layer `sys`: the C library's real functions, the thread guards, logging
+//! and raw file access. No MPI.
+//!
+//! Rule: imports nothing from the crate outside `sys`.
+//!
+//! - [`real`]: the hooked functions' real versions (`real::write`, …);
+//! - [`symbols`]: finding functions with `dlsym(RTLD_NEXT)`;
+//! - [`guard`]: the thread-local marks "inside MPI" and "inside redio";
+//! - [`log`]: logging through the raw `write` system call;
+//! - [`rawfs`]: raw-syscall file access for redio's own bookkeeping files;
+
+pub mod errno;
+pub mod guard;
+pub mod log;
+pub mod rawfs;
+pub mod real;
+pub mod symbols;
