@@ -2,14 +2,14 @@
 //! written once (not once per replica) under the protocols that write once,
 //! and per file as the YAML rules choose its protocols.
 
-use crate::common::{compile_flavour, Flavour, Launch, Mpi};
+use crate::common::{compile_flavour, Flavour, Job, Launch, Mpi};
 use crate::support::{
-    assert_same_files, assert_stdout_matches, check_success, lines_with, no_skip, reference,
-    replicated, stem, Area, FSTREAM, POSIX, RANKS, RULES, STDIO, TIMEOUT,
+    assert_like_plain, check_success, lines_with, reference, replicated, stem, Area, FSTREAM,
+    POSIX, RANKS, RULES, STDIO, TIMEOUT,
 };
 use redio::topology::LayoutKind;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The write system calls that can put bytes into a file.
 const TRACED: [&str; 5] = ["write", "pwrite64", "writev", "pwritev", "pwritev2"];
@@ -34,6 +34,29 @@ fn strace_prefix(dir: &Path) -> Vec<String> {
     .collect();
     args.push(dir.join("t").display().to_string());
     args
+}
+
+/// A replicated run like [`replicated`] (block layout), every process under
+/// strace: the job and the directory of its traces, `<area>/trace`.
+fn replicated_under_strace(
+    mpi: Mpi,
+    exe: &Path,
+    area: &Area,
+    degree: u32,
+    env: &[(&str, &str)],
+) -> (Job, PathBuf) {
+    let trace = area.root.join("trace");
+    let mut args = strace_prefix(&trace);
+    args.push(exe.display().to_string());
+    let job = replicated(
+        mpi,
+        Path::new("strace"),
+        area,
+        (degree, "block"),
+        &args,
+        env,
+    );
+    (job, trace)
 }
 
 /// Sums, per file under `shared`, the byte counts returned by successful
@@ -179,17 +202,7 @@ fn shared_bytes_are_written_once_mpich() {
         for &degree in degrees {
             let what = format!("{source} ({flavour:?}) r={degree}, write {protocol}, under strace");
             let area = Area::new(&format!("{name}-r{degree}"), true);
-            let trace = area.root.join("trace");
-            let mut args = strace_prefix(&trace);
-            args.push(exe.display().to_string());
-            let job = replicated(
-                mpi,
-                Path::new("strace"),
-                &area,
-                (degree, "block"),
-                &args,
-                &env,
-            );
+            let (job, trace) = replicated_under_strace(mpi, &exe, &area, degree, &env);
             check_success(&job, &what);
             let unfolded = written_bytes(&trace, &area.shared);
             if degree == 1 {
@@ -259,31 +272,16 @@ fn three_rules_send_three_files_through_three_protocols_mpich() {
         area.shared.display()
     );
     std::fs::write(&area.config, yaml).unwrap();
-    let trace = area.root.join("trace");
-    let mut args = strace_prefix(&trace);
-    args.push(exe.display().to_string());
-    let job = replicated(
-        mpi,
-        Path::new("strace"),
-        &area,
-        (degree, "block"),
-        &args,
-        &[("REDIO_LOG_LEVEL", "debug")],
-    );
+    let (job, trace) =
+        replicated_under_strace(mpi, &exe, &area, degree, &[("REDIO_LOG_LEVEL", "debug")]);
     check_success(&job, "io_rules r=3");
-    assert_stdout_matches(
-        &plain.job,
+    assert_like_plain(
+        &plain,
         &job,
+        &area,
         degree,
         LayoutKind::Block,
         "io_rules r=3",
-        str::to_string,
-    );
-    assert_same_files(
-        &plain.area.shared,
-        &area.shared,
-        "io_rules r=3: shared files",
-        &no_skip,
     );
     for rank in 0..RANKS {
         for (suffix, log) in [

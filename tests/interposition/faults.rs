@@ -61,6 +61,14 @@ fn assert_mismatch_logged(job: &Job, area: &Area) {
     }
 }
 
+/// A fault redio detects but cannot correct: every replica sees what a
+/// plain run where the first shared `fault` (e.g. `write:EIO`) sees, and
+/// the mismatch is logged with the path.
+fn detected_case(name: &str, degree: u32, env: &[(&str, &str)], fault: &str) {
+    let (job, area) = fault_case(name, degree, env, Some(fault));
+    assert_mismatch_logged(&job, &area);
+}
+
 #[test]
 fn flipped_write_is_corrected_with_three_replicas() {
     // Replica 0 is the writer when the replicas agree: its buffer is the
@@ -77,25 +85,18 @@ fn flipped_read_is_corrected_with_three_replicas() {
 fn flipped_write_is_detected_with_two_replicas() {
     // Every write fails with EIO on both replicas; the program stops at the
     // first, so the shared file must stay empty.
-    let (job, area) = fault_case(
+    detected_case(
         "flip-write",
         2,
         &[("REDIO_TEST_FLIP_WRITE", "1")],
-        Some("write:EIO"),
+        "write:EIO",
     );
-    assert_mismatch_logged(&job, &area);
 }
 
 #[test]
 fn flipped_read_is_detected_with_two_replicas() {
     // The file is written correctly; the first read fails with EIO on both.
-    let (job, area) = fault_case(
-        "flip-read",
-        2,
-        &[("REDIO_TEST_FLIP_READ", "0")],
-        Some("read:EIO"),
-    );
-    assert_mismatch_logged(&job, &area);
+    detected_case("flip-read", 2, &[("REDIO_TEST_FLIP_READ", "0")], "read:EIO");
 }
 
 #[test]
@@ -103,13 +104,7 @@ fn every_voting_write_protocol_corrects_at_three_and_detects_at_two() {
     for write in ["distributed", "distributed-separate"] {
         let env = |flip| [("REDIO_IO_WRITE", write), ("REDIO_TEST_FLIP_WRITE", flip)];
         fault_case(&format!("flip-write-{write}"), 3, &env("0"), None);
-        let (job, area) = fault_case(
-            &format!("flip-write-{write}"),
-            2,
-            &env("1"),
-            Some("write:EIO"),
-        );
-        assert_mismatch_logged(&job, &area);
+        detected_case(&format!("flip-write-{write}"), 2, &env("1"), "write:EIO");
     }
 }
 
@@ -121,8 +116,7 @@ fn extended_simple_read_with_two_readers_detects_a_flipped_read() {
         ("REDIO_IO_READERS", "2"),
         ("REDIO_TEST_FLIP_READ", "1"),
     ];
-    let (job, area) = fault_case("flip-read-extended", 3, &env, Some("read:EIO"));
-    assert_mismatch_logged(&job, &area);
+    detected_case("flip-read-extended", 3, &env, "read:EIO");
 }
 
 #[test]
@@ -174,23 +168,27 @@ fn on_mismatch_abort_ends_the_job() {
     );
 }
 
+/// `io_diverge` under redio at `degree` replicas in the area `name`, with
+/// the variable `env` set.
+fn diverge_case(name: &str, degree: u32, env: (&str, &str)) -> (Job, Area) {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, DIVERGE, Flavour::O0);
+    let area = Area::new(name, true);
+    let job = replicated(mpi, &exe, &area, (degree, "block"), &[], &[env]);
+    (job, area)
+}
+
 /// Replicas that issue different calls: detected before any protocol runs
 /// and reported with both sides' calls. At r=2 every replica gets EIO and
 /// they go on in step afterwards; at r=3 the odd replica is outvoted and
 /// retires, and the other two run the call and finish.
 #[test]
 fn diverging_replicas_are_detected_and_reported_mpich() {
-    let mpi = Mpi::Mpich;
-    let exe = compile_flavour(mpi, DIVERGE, Flavour::O0);
     for (degree, read) in [(2, "simple"), (3, "chunked-chained")] {
-        let area = Area::new(&format!("diverge-r{degree}"), true);
-        let job = replicated(
-            mpi,
-            &exe,
-            &area,
-            (degree, "block"),
-            &[],
-            &[("REDIO_IO_READ", read)],
+        let (job, area) = diverge_case(
+            &format!("diverge-r{degree}"),
+            degree,
+            ("REDIO_IO_READ", read),
         );
         let what = format!("io_diverge r={degree} read {read}");
         check_success(&job, &what);
@@ -245,18 +243,12 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
 /// r=3 the odd replica is outvoted and the job completes. Never a hang.
 #[test]
 fn a_replica_one_call_off_ends_the_job_instead_of_hanging_mpich() {
-    let mpi = Mpi::Mpich;
-    let exe = compile_flavour(mpi, DIVERGE, Flavour::O0);
     for mode in ["extra", "skip"] {
         for degree in [2, 3] {
-            let area = Area::new(&format!("diverge-{mode}-r{degree}"), true);
-            let job = replicated(
-                mpi,
-                &exe,
-                &area,
-                (degree, "block"),
-                &[],
-                &[("IO_DIVERGE_MODE", mode)],
+            let (job, _) = diverge_case(
+                &format!("diverge-{mode}-r{degree}"),
+                degree,
+                ("IO_DIVERGE_MODE", mode),
             );
             let what = format!("io_diverge {mode} r={degree}");
             assert!(!job.timed_out(), "{what}: the job hung:\n{job:#?}");

@@ -4,7 +4,7 @@
 
 use crate::common::{compile_flavour, Flavour, Mpi};
 use crate::support::{
-    assert_local_copies, assert_same_files, assert_stdout_matches, check_success, first_difference,
+    assert_like_plain, assert_local_copies, assert_same_files, check_success, first_difference,
     no_skip, reference, replicated, stem, Area, FSTREAM, PAIRS, POSIX, STDIO,
 };
 use redio::topology::LayoutKind;
@@ -60,13 +60,7 @@ fn replicas_match_plain(
         );
         let job = replicated(mpi, &exe, &area, (degree, layout), &[], &[]);
         check_success(&job, &what);
-        assert_stdout_matches(&plain.job, &job, degree, kind, &what, str::to_string);
-        assert_same_files(
-            &plain.area.shared,
-            &area.shared,
-            &format!("{what}: shared files"),
-            &no_skip,
-        );
+        assert_like_plain(&plain, &job, &area, degree, kind, &what);
         assert_local_copies(&plain.area, &area, degree, &what, &no_skip);
     }
 }
@@ -182,20 +176,7 @@ fn every_protocol_matches_plain_mpich() {
                     "{what}: fell back to another protocol:\n{}",
                     job.stderr
                 );
-                assert_stdout_matches(
-                    &plain.job,
-                    &job,
-                    degree,
-                    LayoutKind::Block,
-                    &what,
-                    str::to_string,
-                );
-                assert_same_files(
-                    &plain.area.shared,
-                    &area.shared,
-                    &format!("{what}: shared files"),
-                    &no_skip,
-                );
+                assert_like_plain(&plain, &job, &area, degree, LayoutKind::Block, &what);
             }
         }
     }

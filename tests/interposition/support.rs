@@ -395,30 +395,24 @@ pub fn no_skip(_: &str) -> bool {
     false
 }
 
-/// What a plain run's stdout becomes when redio refuses every call on a
-/// `[refusable]` line: the result after the first ": " is `-1 ENOTSUP`
-/// (`NULL ENOTSUP` for fopen).
-pub fn with_refusals(plain: &str) -> String {
-    let mut out = String::new();
-    for line in plain.lines() {
-        match line.strip_prefix("[refusable] ") {
-            Some(rest) => {
-                let (what, _) = rest
-                    .split_once(": ")
-                    .expect("a [refusable] line has a result");
-                let failed = if what.contains("fopen") {
-                    "NULL ENOTSUP"
-                } else {
-                    "-1 ENOTSUP"
-                };
-                let _ = writeln!(out, "[refusable] {what}: {failed}");
-            }
-            None => {
-                let _ = writeln!(out, "{line}");
-            }
-        }
-    }
-    out
+/// Every process printed what the plain run's process of the same logical
+/// rank printed, and the shared files are the plain run's, byte for byte
+/// and with the same permissions.
+pub fn assert_like_plain(
+    plain: &Reference,
+    job: &Job,
+    area: &Area,
+    degree: u32,
+    kind: LayoutKind,
+    what: &str,
+) {
+    assert_stdout_matches(&plain.job, job, degree, kind, what, str::to_string);
+    assert_same_files(
+        &plain.area.shared,
+        &area.shared,
+        &format!("{what}: shared files"),
+        &no_skip,
+    );
 }
 
 /// The lines of `stderr` that contain every one of `words`.
