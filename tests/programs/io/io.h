@@ -1,4 +1,4 @@
-/* Shared helpers of the I/O interposition test programs (tests/interposition.rs).
+/* Shared helpers of the I/O interposition test programs (tests/interposition/).
  *
  * Every program takes SHARED_DIR LOCAL_DIR [extra] and names its files by
  * logical rank, so ranks never collide and every replica of a rank works on

@@ -6,7 +6,7 @@
  * libstdc++'s basic_filebuf does not use stdio for data: __basic_file<char>
  * opens with fopen64 (fdopen for an fd), takes fileno(), and then calls
  * read, write, writev and lseek64 on that fd directly; close is fclose
- * (tests/interposition.rs checks these bindings with LD_DEBUG=bindings). So a
+ * (tests/interposition/coverage.rs checks these bindings with LD_DEBUG=bindings). So a
  * managed FILE must answer fileno() with a managed fd. */
 #include <mpi.h>
 

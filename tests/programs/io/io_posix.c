@@ -3,7 +3,7 @@
  *
  * Usage: io_posix SHARED_DIR LOCAL_DIR
  *
- * Compiled in several flavours (tests/interposition.rs): -O0 links the plain
+ * Compiled in several flavours (tests/interposition/): -O0 links the plain
  * names (open, pread, fstat, ...); -O2 -D_FORTIFY_SOURCE=2 adds __open_2,
  * __openat_2, __read_chk, __pread_chk, __pread64_chk; with
  * -D_FILE_OFFSET_BITS=64 the plain names become open64, pread64, fstat64,
@@ -11,7 +11,8 @@
  * called by name, so every flavour links them.
  *
  * glibc >= 2.33 programs no longer link the stat compatibility entry points,
- * so they are looked up at run time (tests/interposition.rs reads this list):
+ * so they are looked up at run time (tests/interposition/coverage.rs reads
+ * this list):
  * DLSYM("__xstat") DLSYM("__lxstat") DLSYM("__fxstat")
  * DLSYM("__xstat64") DLSYM("__lxstat64") DLSYM("__fxstat64")
  * DLSYM("__fxstatat") DLSYM("__fxstatat64")
