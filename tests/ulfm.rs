@@ -1,5 +1,5 @@
 //! ULFM under Open MPI 5 (`mpirun --with-ft ulfm`): a real process dies,
-//! and the survivors run libredio.so's ULFM wrappers (`runtime/ulfm.rs`)
+//! and the survivors run libredio.so's ULFM wrappers (`comm/mpix.rs`, `ft/ulfm_probe.rs`)
 //! on the real `MPI_COMM_WORLD` through the test hook
 //! `REDIO_TEST_ULFM_PROBE`: detect the failure on a pending receive, name
 //! the failed rank, revoke, shrink, agree.

@@ -217,6 +217,7 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
                 );
             }
         }
+        let mut reported = 0;
         for rank in 0..RANKS {
             let path = area.shared_file(&format!("diverge.{rank}.dat"));
             let path = path.display().to_string();
@@ -228,12 +229,28 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
                     &format!("replica 1 read({path}, offset 0, 100 bytes)"),
                 ],
             );
+            // At r=3 the outvoted replica retires as a unit: its process of
+            // the other rank may be retired before it reaches its own
+            // diverging call (the replica-mate's retirement came first).
+            let retired_first = degree == 3
+                && job.stderr.contains(&format!(
+                    "rank {rank} replica 1]: warning: world rank {} (replica 1, rank {}) died: \
+                     replica 1 is retired",
+                    RANKS + (1 - rank),
+                    1 - rank
+                ));
+            reported += usize::from(!lines.is_empty());
             assert!(
-                !lines.is_empty(),
+                !lines.is_empty() || retired_first,
                 "{what}: the divergence of rank {rank} must be reported with both calls:\n{}",
                 job.stderr
             );
         }
+        assert!(
+            reported > 0,
+            "{what}: a divergence must be reported:\n{}",
+            job.stderr
+        );
     }
 }
 

@@ -12,7 +12,7 @@
 //! used must have an error handler that returns (`MPI_ERRORS_RETURN`), or a
 //! failure aborts the job before these functions see it.
 //!
-//! [`probe_if_asked`] is a test hook (`REDIO_TEST_ULFM_PROBE`): a real
+//! `crate::ft::ulfm_probe` is a test hook (`REDIO_TEST_ULFM_PROBE`): a real
 //! failure and the full revoke/shrink/agree cycle on the real world.
 
 use crate::comm::ffi;

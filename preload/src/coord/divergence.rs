@@ -1,5 +1,5 @@
 //! What the replicas do when they announced different calls under one
-//! sequence number ([`redio_protocols::announce`]): a divergence.
+//! sequence number ([`redio_protocols::announce()`]): a divergence.
 //!
 //! - With a majority (r=3, one odd replica): the outvoted replica retires
 //!   (like a failed one: its whole replica stops), and the majority fails

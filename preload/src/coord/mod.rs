@@ -6,7 +6,7 @@
 //! `lifecycle` or `exports`.
 //!
 //! - [`target`]: the shared file a call acts on; [`plan`]: its protocols;
-//! - [`open`]: opening it on every replica; [`file`]: its coordinated
+//! - [`open`](mod@open): opening it on every replica; [`file`](mod@file): its coordinated
 //!   operations; [`round`]: one coordinated operation and the leader round;
 //! - [`close`]: releasing descriptors, settling files at `MPI_Finalize`;
 //! - [`sequence`]: the per-process sequence of coordinated operations;

@@ -86,7 +86,7 @@ pub fn is_failure(code: c_int) -> bool {
 }
 
 /// Gives `comm`, the application's replica world, the error handler that
-/// retires this replica on a process failure ([`redio_on_replica_world_error`]).
+/// retires this replica on a process failure (`crate::exports::callbacks::redio_on_replica_world_error`).
 /// Communicators the application derives from it inherit the handler.
 ///
 /// # Safety

@@ -97,7 +97,7 @@ pub fn load_mounts() {
 }
 
 /// Resolves and classifies `path` given relative to `dirfd` (`AT_FDCWD` for
-/// the working directory). Must run inside redio ([`route::enter`]).
+/// the working directory). Must run inside redio (`crate::io::route::enter`).
 pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     let raw = Path::new(OsStr::from_bytes(path.to_bytes()));
     // Fast path: system paths are never managed and need no resolution.

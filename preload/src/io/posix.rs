@@ -1,5 +1,5 @@
 //! Handlers of the POSIX hooks: route each call, then either pass it
-//! through to the real function or coordinate it ([`crate::coord::managed`]).
+//! through to the real function or coordinate it ([`crate::coord`]).
 //!
 //! # Safety (every handler)
 //! A handler is called only by its hook in [`crate::exports::hooks`], with the

@@ -1,7 +1,7 @@
 //! The C library's own functions, called when redio passes a call through
 //! or does the real I/O of a coordinated one: `real::open`, `real::write`, …
 //!
-//! [`hooked_functions!`] is the one list of hooked functions. It hands the
+//! `hooked_functions!` is the one list of hooked functions. It hands the
 //! list to a macro: `real_functions!` here (the real functions, found with
 //! `dlsym(RTLD_NEXT)` and cached; every pointer is resolved eagerly by the
 //! library constructor, [`resolve_all`]), and `crate::exports::hooks` (the
