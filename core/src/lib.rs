@@ -10,7 +10,10 @@
 //! - [`fsclass`]: path classification (shared or local) and remapping;
 //! - [`join`]: Distributed Separate Write's part files and their join;
 //! - [`outcome`]: the events and exit statuses processes record for
-//!   `redio run`.
+//!   `redio run`;
+//! - [`plan`]: the configuration as the protocols (`redio-protocols`) and
+//!   the parity code (`redio-parity`) take it: the one translation between
+//!   them.
 //!
 //! Nothing here links MPI or parses a command line: the CLI is built once,
 //! while `libredio.so` is built once per MPI implementation and must not
@@ -21,4 +24,5 @@ pub mod fsclass;
 pub mod job;
 pub mod join;
 pub mod outcome;
+pub mod plan;
 pub mod topology;

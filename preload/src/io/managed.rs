@@ -23,7 +23,7 @@ use super::paths::Resolved;
 use super::route;
 use crate::io::hooks::real;
 use crate::runtime::{membership, settings, world};
-use redio_core::{config, join};
+use redio_core::{join, plan};
 use redio_protocols::tag::{tag, Step};
 use redio_protocols::{
     read, write, Errno, FileIo, LinkError, Mismatch, OnMismatch, OpContext, OpError, Operation,
@@ -289,63 +289,23 @@ struct FileSettings {
 /// The protocols, with their parameters, and the policy for `resolved`
 /// opened with `flags`.
 fn settings_for(resolved: &Resolved, flags: i32) -> FileSettings {
-    let Some(config) = settings::get() else {
-        return FileSettings {
-            read: ReadProtocol::Simple,
-            write: WriteProtocol::Simple,
-            policy: Policy::default(),
-            separate: false,
-        };
-    };
-    let mode = match flags & libc::O_ACCMODE {
-        libc::O_WRONLY => config::OpenMode::Write,
-        libc::O_RDWR => config::OpenMode::ReadWrite,
-        _ => config::OpenMode::Read,
-    };
-    let io = resolved.io(config, Some(mode));
-    let chunk = usize::try_from(io.chunk_size).unwrap_or(usize::MAX);
-    let placement = if resolved.per_replica {
-        Placement::Separate
-    } else {
-        Placement::Shared
-    };
-    let read = match io.read {
-        config::ReadProtocol::None => ReadProtocol::None,
-        config::ReadProtocol::Simple => ReadProtocol::Simple,
-        config::ReadProtocol::ExtendedSimple => ReadProtocol::ExtendedSimple {
-            readers: io.readers as usize,
-        },
-        config::ReadProtocol::ReadDistribute => ReadProtocol::ReadDistribute,
-        config::ReadProtocol::Chained => ReadProtocol::Chained,
-        config::ReadProtocol::ChunkedChained => ReadProtocol::ChunkedChained { chunk },
-        config::ReadProtocol::DistributedChunked => ReadProtocol::DistributedChunked { chunk },
-        config::ReadProtocol::Auto => ReadProtocol::Auto { chunk, placement },
-    };
-    let write = match io.write {
-        config::WriteProtocol::None => WriteProtocol::None,
-        config::WriteProtocol::Simple => WriteProtocol::Simple,
-        config::WriteProtocol::Distributed => WriteProtocol::Distributed { chunk },
-        config::WriteProtocol::Auto => WriteProtocol::Auto { chunk, placement },
-        config::WriteProtocol::DistributedSeparate => WriteProtocol::Distributed { chunk },
-    };
-    let on_mismatch = match io.on_mismatch {
-        config::OnMismatch::Correct => OnMismatch::Correct,
-        config::OnMismatch::Error => OnMismatch::Error,
-        config::OnMismatch::Abort => OnMismatch::Abort,
-        config::OnMismatch::Warn => OnMismatch::Warn,
-    };
-    let policy = Policy {
-        checksums: io.voting,
-        on_mismatch,
+    let plan = match settings::get() {
+        Some(config) => {
+            let io = resolved.io(config, Some(plan::open_mode(flags)));
+            let placement = if resolved.per_replica {
+                Placement::Separate
+            } else {
+                Placement::Shared
+            };
+            plan::file(&io, placement, world::identity().map_or(1, |i| i.degree))
+        }
+        None => plan::FilePlan::default(),
     };
     FileSettings {
-        read,
-        write,
-        policy,
-        // With one replica there is nothing to split: a part and a join
-        // would only copy every byte once more.
-        separate: io.write == config::WriteProtocol::DistributedSeparate
-            && world::identity().is_some_and(|i| i.degree > 1),
+        read: plan.read,
+        write: plan.write,
+        policy: plan.policy,
+        separate: plan.separate,
     }
 }
 
