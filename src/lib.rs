@@ -1,7 +1,9 @@
 //! redio: file I/O under redundant execution of MPI programs.
 //!
-//! This crate is the MPI-free core shared by the `redio` CLI and by the
-//! preload library (`libredio.so`, crate `redio-preload`):
+//! This crate is the `redio` CLI ([`cli`]). The MPI-free core it shares with
+//! the preload library (`libredio.so`, crate `redio-preload`) lives in the
+//! crate `redio-core` and is re-exported here under its usual paths
+//! (`redio::config`, `redio::topology`, …):
 //!
 //! - [`config`]: the YAML schema, loading with precedence and interpolation,
 //!   and diagnostics with file, line and column;
@@ -12,9 +14,4 @@
 //! once per MPI implementation.
 
 pub mod cli;
-pub mod config;
-pub mod fsclass;
-pub mod job;
-pub mod join;
-pub mod outcome;
-pub mod topology;
+pub use redio_core::{config, fsclass, job, join, outcome, topology};

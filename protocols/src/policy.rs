@@ -2,8 +2,13 @@
 //! `voting` settings of a configuration rule, applied to a vote.
 
 use crate::vote::{Digest, Outcome, Verdict};
+use std::fmt;
 
 /// The reaction to replicas whose digests disagree (`on_mismatch`).
+///
+/// This is also the configuration's type (`redio_core::config::OnMismatch`
+/// re-exports it), so [`name`](OnMismatch::name) is the only place the
+/// configuration's words for it are spelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum OnMismatch {
     /// A majority wins and the minority is corrected from it; without a
@@ -51,6 +56,13 @@ impl OnMismatch {
             }
             (_, verdict) => verdict,
         }
+    }
+}
+
+impl fmt::Display for OnMismatch {
+    /// The name, as the configuration spells it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -1,89 +1,35 @@
 //! A shared file's plan: the protocols, with their parameters, and the
-//! voting policy the configuration gives it when it is opened.
+//! voting policy the configuration gives it when it is opened. The
+//! translation itself is the core crate's, unit-tested there
+//! ([`redio_core::plan`]); this adds what only the running job knows
+//! (the configuration broadcast, the replica count).
 
 use crate::coord::target::Target;
 use crate::state::{settings, world};
-use redio_core::config;
-use redio_protocols::{OnMismatch, Placement, Policy, ReadProtocol, WriteProtocol};
+use redio_core::plan;
+use redio_protocols::Placement;
 
-/// The settings of one opened file.
-pub struct FilePlan {
-    /// How reads are coordinated.
-    pub read: ReadProtocol,
-    /// How writes are coordinated.
-    pub write: WriteProtocol,
-    /// Checksums and the mismatch policy.
-    pub policy: Policy,
-    /// Distributed Separate Write: `write` is Distributed Write into part files.
-    pub separate: bool,
-}
+pub use redio_core::plan::FilePlan;
 
-/// The protocols, with their parameters, and the policy for `resolved`
-/// opened with `flags`.
-pub fn plan_for(resolved: &Target, flags: i32) -> FilePlan {
+/// The plan of `target` opened with `flags` (the default plan before a
+/// configuration is known).
+pub fn plan_for(target: &Target, flags: i32) -> FilePlan {
     let Some(config) = settings::get() else {
-        return FilePlan {
-            read: ReadProtocol::Simple,
-            write: WriteProtocol::Simple,
-            policy: Policy::default(),
-            separate: false,
-        };
+        return FilePlan::default();
     };
-    let mode = match flags & libc::O_ACCMODE {
-        libc::O_WRONLY => config::OpenMode::Write,
-        libc::O_RDWR => config::OpenMode::ReadWrite,
-        _ => config::OpenMode::Read,
-    };
-    let io = resolved.io(config, Some(mode));
-    let chunk = usize::try_from(io.chunk_size).unwrap_or(usize::MAX);
-    let placement = if resolved.per_replica {
+    let io = target.io(config, Some(plan::open_mode(flags)));
+    let placement = if target.per_replica {
         Placement::Separate
     } else {
         Placement::Shared
     };
-    let read = match io.read {
-        config::ReadProtocol::None => ReadProtocol::None,
-        config::ReadProtocol::Simple => ReadProtocol::Simple,
-        config::ReadProtocol::ExtendedSimple => ReadProtocol::ExtendedSimple {
-            readers: io.readers as usize,
-        },
-        config::ReadProtocol::ReadDistribute => ReadProtocol::ReadDistribute,
-        config::ReadProtocol::Chained => ReadProtocol::Chained,
-        config::ReadProtocol::ChunkedChained => ReadProtocol::ChunkedChained { chunk },
-        config::ReadProtocol::DistributedChunked => ReadProtocol::DistributedChunked { chunk },
-        config::ReadProtocol::Auto => ReadProtocol::Auto { chunk, placement },
-    };
-    let write = match io.write {
-        config::WriteProtocol::None => WriteProtocol::None,
-        config::WriteProtocol::Simple => WriteProtocol::Simple,
-        config::WriteProtocol::Distributed => WriteProtocol::Distributed { chunk },
-        config::WriteProtocol::Auto => WriteProtocol::Auto { chunk, placement },
-        config::WriteProtocol::DistributedSeparate => WriteProtocol::Distributed { chunk },
-    };
-    let on_mismatch = match io.on_mismatch {
-        config::OnMismatch::Correct => OnMismatch::Correct,
-        config::OnMismatch::Error => OnMismatch::Error,
-        config::OnMismatch::Abort => OnMismatch::Abort,
-        config::OnMismatch::Warn => OnMismatch::Warn,
-    };
-    let policy = Policy {
-        checksums: io.voting,
-        on_mismatch,
-    };
-    FilePlan {
-        read,
-        write,
-        policy,
-        // With one replica there is nothing to split: a part and a join
-        // would only copy every byte once more.
-        separate: io.write == config::WriteProtocol::DistributedSeparate
-            && world::identity().is_some_and(|i| i.degree > 1),
-    }
+    plan::file(&io, placement, world::identity().map_or(1, |i| i.degree))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use redio_protocols::{Policy, ReadProtocol, WriteProtocol};
 
     #[test]
     fn without_a_configuration_a_file_is_read_and_written_simply_with_voting() {

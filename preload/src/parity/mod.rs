@@ -23,12 +23,9 @@ pub mod reduce_scatter;
 pub mod select;
 pub mod transport;
 
+use crate::state::{settings, world};
 use crate::sys::guard::InsideMpi;
-
-use crate::state::settings;
-
-use crate::state::world;
-use redio_core::config::{expand_placeholders, Config, ParityEngine, ParityScheme, ParityWhen};
+use redio_core::config::{expand_placeholders, Config, ParityEngine, ParityWhen};
 use redio_parity::scheme::Scheme;
 use select::Selection;
 use std::path::PathBuf;
@@ -41,16 +38,7 @@ const PIECE: usize = 1 << 20;
 
 /// The configured scheme, or None for `parity.scheme: none`.
 fn scheme(config: &Config) -> Option<Scheme> {
-    let p = &config.parity;
-    Some(match p.scheme {
-        ParityScheme::None => return None,
-        ParityScheme::Single => Scheme::Single,
-        ParityScheme::Partner => Scheme::Partner { copies: 1 },
-        ParityScheme::Xor => Scheme::Xor,
-        ParityScheme::Rs => Scheme::Rs {
-            k: p.rs_parity.min(255) as u8,
-        },
-    })
+    redio_core::plan::parity_scheme(&config.parity)
 }
 
 /// This host's name.

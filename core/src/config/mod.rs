@@ -2,7 +2,7 @@
 //! `${VAR}` interpolation, and diagnostics with file, line and column.
 //!
 //! ```
-//! use redio::config::{Config, Layout};
+//! use redio_core::config::{Config, Layout};
 //!
 //! let yaml = "version: 1\nreplication:\n  degree: 3\n  layout: cyclic\n";
 //! let config = Config::from_yaml_str(yaml, "job.yaml", &|_| None).unwrap();

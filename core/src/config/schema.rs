@@ -203,7 +203,10 @@ pub struct IoRule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub voting: Option<bool>,
     /// The reaction to a checksum disagreement on matching paths.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "emit::named_opt"
+    )]
     pub on_mismatch: Option<OnMismatch>,
 }
 
@@ -220,18 +223,22 @@ named_enum! {
     }
 }
 
+/// What the replicas do when their checksums disagree: `correct` (the
+/// default: a majority corrects the minority; without one, always at r = 2,
+/// `error`), `error` (every replica returns EIO; nothing is written),
+/// `abort` (the job ends with the report, MPI_Abort) or `warn` (log the
+/// report and go on with the majority's data, or replica 0's).
+///
+/// The protocols' own type: the configuration and the protocols share one
+/// definition, which spells the words ([`OnMismatch::name`]).
+pub use redio_protocols::OnMismatch;
+
 named_enum! {
-    /// What the replicas do when their checksums disagree.
-    pub enum OnMismatch ("on_mismatch policy") {
-        /// A majority corrects the minority; without one (always at r = 2), `error`.
-        #[default]
-        Correct = "correct",
-        /// Every replica returns EIO; nothing is written.
-        Error = "error",
-        /// The job ends with the report (MPI_Abort).
-        Abort = "abort",
-        /// Log the report and go on with the majority's data, or replica 0's.
-        Warn = "warn",
+    impl OnMismatch ("on_mismatch policy") {
+        Correct,
+        Error,
+        Abort,
+        Warn,
     }
 }
 
@@ -287,6 +294,7 @@ pub struct Voting {
     /// Whether replicas vote at all.
     pub enabled: bool,
     /// The reaction to a disagreement, unless a rule says otherwise.
+    #[serde(serialize_with = "emit::named")]
     pub on_mismatch: OnMismatch,
 }
 

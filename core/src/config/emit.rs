@@ -7,6 +7,7 @@
 //! interpolation on the receiving side gives the same text back.
 
 use super::interpolate::escape;
+use super::named::Named;
 use super::schema::Config;
 use super::units::{format_duration, format_size};
 use serde::Serializer;
@@ -64,6 +65,24 @@ pub(crate) fn escaped_all_opt<T: AsRef<Path>, S: Serializer>(
     s: S,
 ) -> Result<S::Ok, S::Error> {
     escaped_all(values.as_deref().unwrap_or(&[]), s)
+}
+
+/// A configuration word of a type declared in another crate (see
+/// `named_enum! { impl … }`), which has no `Serialize` of its own.
+pub(crate) fn named<T: Named, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(value.as_str())
+}
+
+/// Like [`named`], for an optional value (only called for `Some`: rules
+/// skip `None`).
+pub(crate) fn named_opt<T: Named, S: Serializer>(
+    value: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => named(value, s),
+        None => s.serialize_none(),
+    }
 }
 
 /// A size in bytes as `64MiB`.

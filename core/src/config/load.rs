@@ -442,7 +442,7 @@ replication:
     #[test]
     fn to_yaml_round_trips() {
         let mut tricky = Config::from_yaml_str(
-            include_str!("../../configs/triple-redundancy.yaml"),
+            include_str!("../../../configs/triple-redundancy.yaml"),
             "t.yaml",
             &|_| None,
         )
