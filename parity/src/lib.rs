@@ -17,7 +17,13 @@
 //! - [`files`]: safe paths under a root, logical files, atomic writes;
 //! - [`safe_fs`]: the safe-file layer (regular files only, bounded reads,
 //!   no links followed, `O_EXCL` creation relative to a directory);
-//! - [`offline`]: single-process encode, verify, rebuild and inspect;
+//! - [`logical`]: reading and writing a member's files as one logical file;
+//! - [`redundancy_file`]: one redundancy file on disk: name, header copies,
+//!   payload CRC32s, completion;
+//! - [`encode`], [`assess`], [`rebuild`]: the verbs over files (apply a
+//!   scheme; decide what is lost and verify; rebuild it), with their
+//!   [`options`] and [`error`]; used by the CLI and the collective job;
+//! - [`offline`]: the front that re-exports those verbs for their callers;
 //! - [`repair`]: one member's part of the collective (MPI) rebuild;
 //! - [`job`]: the arguments of the collective `redio parity` job;
 //! - [`progress`]: periodic progress lines with bytes and MB/s;
@@ -27,22 +33,25 @@
 #![warn(missing_docs)]
 
 pub mod assess;
+pub mod encode;
+pub mod error;
 pub mod files;
 pub mod format;
 pub mod gf;
 pub mod inmem;
 pub mod job;
+pub mod logical;
 pub mod logical_crc;
 pub mod matrix;
+pub mod offline;
+pub mod options;
 pub mod partner;
 pub mod progress;
+pub mod rebuild;
+pub mod redundancy_file;
 pub mod repair;
 pub mod ring;
 pub mod safe_fs;
 pub mod scheme;
 pub mod sets;
 pub mod stripe;
-
-// Renamed for history only: the next commit splits it by verb and puts a
-// front back under this name.
-pub use assess as offline;

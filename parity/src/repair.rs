@@ -16,12 +16,14 @@
 //! member answers with zeros, records the error, and its caller refuses to
 //! commit on every rank.
 
+use crate::encode::header_for;
 use crate::files::{self, AtomicFile, LogicalReader};
 use crate::format::{self, Header};
 use crate::gf::kernel::best;
-use crate::offline::{finish_file, header_for, logical_reader, write_logical};
+use crate::logical::{logical_reader, write_logical};
 use crate::partner;
 use crate::progress::Progress;
+use crate::redundancy_file::{finish_file, open_redundancy};
 use crate::ring::{Traffic, Transport};
 use crate::scheme::Scheme;
 use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
@@ -318,7 +320,7 @@ impl Member<'_> {
                     let Some((path, _)) = &l.redundancy else {
                         return self.fail("asked for a redundancy file it does not have");
                     };
-                    match crate::offline::open_redundancy(path) {
+                    match open_redundancy(path) {
                         Ok(f) => self.payload = Some(f),
                         Err(e) => return self.fail(e),
                     }
@@ -613,7 +615,9 @@ fn combine(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::offline::{self, MemberInput, Options};
+    use crate::assess::assess;
+    use crate::encode::{encode_job, MemberInput};
+    use crate::options::Options;
     use crate::ring::memory_transports;
     use std::collections::BTreeMap;
 
@@ -663,13 +667,13 @@ mod tests {
             piece: 700,
             ..Options::default()
         };
-        offline::encode_job(scheme, p, &inputs, &opts).unwrap();
+        encode_job(scheme, p, &inputs, &opts).unwrap();
         inputs.into_iter().map(|i| i.root).collect()
     }
 
     /// Runs every member's part on its own thread and commits the results.
     fn rebuild_all(dirs: &[PathBuf], piece: usize) {
-        let a = offline::assess(dirs, &Options::default()).unwrap();
+        let a = assess(dirs, &Options::default()).unwrap();
         let s = &a.sets[0];
         let h = s.header.clone().unwrap();
         let damage = Damage {
