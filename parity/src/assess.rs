@@ -14,10 +14,10 @@
 
 use crate::encode::read_row;
 use crate::error::Error;
-use crate::files::{self, LogicalReader, UnsafePath};
+use crate::files::{self, UnsafePath};
 use crate::format::{FileMeta, Header, MemberMeta};
 use crate::gf::kernel::Kernel;
-use crate::logical::logical_reader;
+use crate::logical::{logical_reader, LogicalReader};
 use crate::options::Options;
 use crate::partner;
 use crate::redundancy_file::{check_payload, open_redundancy, parse_name, read_header, Parsed};

@@ -6,9 +6,10 @@
 //! one the MPI protect step writes, so both produce the same files.
 
 use crate::error::Error;
-use crate::files::{self, AtomicFile, LogicalReader};
+use crate::files::{self, AtomicFile};
 use crate::format::{self, ChunkMeta, Header, MemberMeta};
 use crate::gf::kernel::best;
+use crate::logical::LogicalReader;
 use crate::options::Options;
 use crate::partner;
 use crate::progress::Progress;

@@ -14,7 +14,8 @@
 //! - [`sets`]: redundancy sets with one member per failure group;
 //! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
 //! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
-//! - [`files`]: safe paths under a root, logical files, atomic writes;
+//! - [`files`]: safe paths under a root, stat and CRC32 of files, atomic
+//!   writes;
 //! - [`safe_fs`]: the safe-file layer (regular files only, bounded reads,
 //!   no links followed, `O_EXCL` creation relative to a directory);
 //! - [`logical`]: reading and writing a member's files as one logical file;

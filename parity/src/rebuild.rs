@@ -10,10 +10,10 @@
 use crate::assess::{assess, rewritten_after_encode, Assessment, SetState, Verdict};
 use crate::encode::{header_for, write_payloads};
 use crate::error::Error;
-use crate::files::{self, AtomicFile, LogicalReader};
+use crate::files::{self, AtomicFile};
 use crate::format::{self, Header};
 use crate::gf::kernel::best;
-use crate::logical::{logical_reader, write_logical};
+use crate::logical::{logical_reader, write_logical, LogicalReader};
 use crate::options::Options;
 use crate::partner;
 use crate::progress::Progress;

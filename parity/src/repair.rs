@@ -17,10 +17,10 @@
 //! commit on every rank.
 
 use crate::encode::header_for;
-use crate::files::{self, AtomicFile, LogicalReader};
+use crate::files::{self, AtomicFile};
 use crate::format::{self, Header};
 use crate::gf::kernel::best;
-use crate::logical::{logical_reader, write_logical};
+use crate::logical::{logical_reader, write_logical, LogicalReader};
 use crate::partner;
 use crate::progress::Progress;
 use crate::redundancy_file::{finish_file, open_redundancy};
