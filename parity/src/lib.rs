@@ -26,7 +26,8 @@
 //!   [`options`] and [`error`]; used by the CLI and the collective job;
 //! - [`offline`]: the front that re-exports those verbs for their callers;
 //! - [`repair`]: one member's part of the collective (MPI) rebuild;
-//! - [`job`]: the arguments of the collective `redio parity` job;
+//! - [`worker_args`]: what the collective `redio parity` job is asked to
+//!   do, as the `KEY=VALUE` words of `redio parity worker`;
 //! - [`progress`]: periodic progress lines with bytes and MB/s;
 //! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
 //!   transport here; the MPI one belongs in the preload).
@@ -40,7 +41,6 @@ pub mod files;
 pub mod format;
 pub mod gf;
 pub mod inmem;
-pub mod job;
 pub mod logical;
 pub mod logical_crc;
 pub mod matrix;
@@ -56,3 +56,10 @@ pub mod safe_fs;
 pub mod scheme;
 pub mod sets;
 pub mod stripe;
+pub mod worker_args;
+
+// `job` named four different modules in this repository; this one holds
+// the worker's arguments. The old path remains for the callers being moved
+// (the CLI's parity commands and the preload's worker entry point).
+#[doc(hidden)]
+pub use worker_args as job;
