@@ -1,7 +1,7 @@
 //! The collective rebuild of one set, run by every member of the set at
 //! once over a [`Transport`] (MPI in the preload, memory in the tests).
 //!
-//! Every member derives the same list of [`Step`]s from the set's header
+//! Every member derives the same list of steps (`plan`) from the set's header
 //! and the damage all members reported: first each damaged member's data
 //! (XOR / RS rows it holds a data chunk of; a PARTNER copy), then each lost
 //! redundancy file (its parity rows; the copies it holds), so that phase-2
@@ -16,20 +16,19 @@
 //! member answers with zeros, records the error, and its caller refuses to
 //! commit on every rank.
 
-use crate::encode::header_for;
-use crate::files::{self, AtomicFile};
-use crate::format::{self, Header};
-use crate::gf::kernel::best;
-use crate::logical::{logical_reader, write_logical, LogicalReader};
-use crate::partner;
+use crate::files::AtomicFile;
+use crate::format::Header;
 use crate::progress::Progress;
-use crate::redundancy_file::{finish_file, open_redundancy};
+use crate::redundancy_file::finish_file;
 use crate::ring::{Traffic, Transport};
-use crate::scheme::Scheme;
-use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use crate::stripe::PieceBuffers;
+use member::{combine, Member};
+use plan::{plan, Request};
 use std::path::{Path, PathBuf};
+
+// The plan is the same on every member; the member side is this process's.
+mod member;
+mod plan;
 
 /// Which members of the set lost what (the same on every member).
 #[derive(Debug, Clone)]
@@ -64,213 +63,6 @@ pub struct Local<'a> {
     pub progress: Option<std::time::Duration>,
 }
 
-/// What one step rebuilds at its rebuilder.
-#[derive(Debug, Clone, Copy)]
-enum Output {
-    /// XOR / RS: the rebuilder's data chunk `chunk`, in row `row`.
-    Data { row: usize, chunk: usize },
-    /// XOR / RS: the rebuilder's parity chunk `j`.
-    Parity { j: usize },
-    /// PARTNER: the rebuilder's data, from copy `slot` of `holder`.
-    Copy { holder: usize, slot: usize },
-    /// PARTNER: copy `slot` of the rebuilder's redundancy file, the data of `of`.
-    Hold { slot: usize, of: usize },
-}
-
-/// One step: who rebuilds what, over how many bytes.
-#[derive(Debug, Clone, Copy)]
-struct Step {
-    to: usize,
-    out: Output,
-    len: u64,
-}
-
-/// A piece a source is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Request {
-    /// Bytes of the source's logical file.
-    Data { offset: u64, len: u64 },
-    /// Bytes of the source's redundancy payload.
-    Payload { offset: u64, len: u64 },
-}
-
-impl Request {
-    fn encode(self) -> [u8; 17] {
-        let (kind, offset, len) = match self {
-            Request::Data { offset, len } => (0u8, offset, len),
-            Request::Payload { offset, len } => (1u8, offset, len),
-        };
-        let mut b = [0u8; 17];
-        b[0] = kind;
-        b[1..9].copy_from_slice(&offset.to_le_bytes());
-        b[9..].copy_from_slice(&len.to_le_bytes());
-        b
-    }
-
-    fn decode(b: &[u8]) -> Result<Self, String> {
-        if b.len() != 17 {
-            return Err(format!("a rebuild request of {} bytes", b.len()));
-        }
-        let word =
-            |r: std::ops::Range<usize>| u64::from_le_bytes(b[r].try_into().unwrap_or([0; 8]));
-        let (offset, len) = (word(1..9), word(9..17));
-        match b[0] {
-            0 => Ok(Request::Data { offset, len }),
-            1 => Ok(Request::Payload { offset, len }),
-            k => Err(format!("a rebuild request of unknown kind {k}")),
-        }
-    }
-
-    fn len(self) -> u64 {
-        match self {
-            Request::Data { len, .. } | Request::Payload { len, .. } => len,
-        }
-    }
-}
-
-/// The plan of a set: the code (XOR / RS), each row's plan, and the steps.
-struct Plan {
-    code: Option<StripeCode>,
-    rows: Vec<Option<RowPlan>>,
-    steps: Vec<Step>,
-    /// Index of the first phase-2 step.
-    phase2: usize,
-}
-
-fn plan(h: &Header, d: &Damage) -> Result<Plan, String> {
-    let p = h.members.len();
-    let lost = |v: &[bool]| (0..p).filter(|&m| v[m]).collect::<Vec<_>>();
-    let mut steps = Vec::new();
-    match h.scheme {
-        Scheme::Xor | Scheme::Rs { .. } => {
-            let code = StripeCode::new(h.scheme, p).map_err(|e| e.to_string())?;
-            let rows = (0..p)
-                .map(|r| {
-                    code.plan_row(r, &d.lost_data, &d.lost_red)
-                        .map(Some)
-                        .map_err(|e| e.to_string())
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            for l in lost(&d.lost_data) {
-                for chunk in 0..code.data_chunks() {
-                    let row = code.data_row(l, chunk);
-                    let out = Output::Data { row, chunk };
-                    steps.push(Step {
-                        to: l,
-                        out,
-                        len: h.chunk_size,
-                    });
-                }
-            }
-            let phase2 = steps.len();
-            for l in lost(&d.lost_red) {
-                for j in 0..code.parity_count() {
-                    let out = Output::Parity { j };
-                    steps.push(Step {
-                        to: l,
-                        out,
-                        len: h.chunk_size,
-                    });
-                }
-            }
-            Ok(Plan {
-                code: Some(code),
-                rows,
-                steps,
-                phase2,
-            })
-        }
-        Scheme::Partner { copies } => {
-            let c = copies as usize;
-            for l in lost(&d.lost_data) {
-                let (holder, slot) = partner::holders_of(l, p, c)
-                    .into_iter()
-                    .find(|&x| !d.lost_red[x])
-                    .and_then(|x| partner::slot_of(l, x, p, c).map(|s| (x, s)))
-                    .ok_or_else(|| format!("member {l} lost its files and every copy of them"))?;
-                let len = h.members[l].logical_len();
-                steps.push(Step {
-                    to: l,
-                    out: Output::Copy { holder, slot },
-                    len,
-                });
-            }
-            let phase2 = steps.len();
-            for l in lost(&d.lost_red) {
-                for (slot, of) in partner::stored_by(l, p, c).into_iter().enumerate() {
-                    let len = h.members[of].logical_len();
-                    steps.push(Step {
-                        to: l,
-                        out: Output::Hold { slot, of },
-                        len,
-                    });
-                }
-            }
-            Ok(Plan {
-                code: None,
-                rows: Vec::new(),
-                steps,
-                phase2,
-            })
-        }
-        Scheme::Single => Err("SINGLE keeps no redundancy data: nothing can be rebuilt".into()),
-    }
-}
-
-/// The requests for the data pieces of row `row` at `off` within the chunk,
-/// one per data member of the row.
-fn data_requests(
-    code: &StripeCode,
-    row: usize,
-    chunk: u64,
-    off: u64,
-    len: u64,
-) -> impl Iterator<Item = (usize, Request)> + '_ {
-    code.data_members(row).into_iter().filter_map(move |i| {
-        let offset = code.data_chunk(i, row)? as u64 * chunk + off;
-        Some((i, Request::Data { offset, len }))
-    })
-}
-
-impl Plan {
-    /// The sources of a step's piece at `off`, `len` bytes, in a fixed order.
-    fn sources(&self, h: &Header, s: &Step, off: u64, len: u64) -> Vec<(usize, Request)> {
-        let chunk = h.chunk_size;
-        match (s.out, &self.code) {
-            (Output::Data { row, .. }, Some(code)) => {
-                let Some(rp) = &self.rows[row] else {
-                    return Vec::new();
-                };
-                let mut v: Vec<(usize, Request)> = data_requests(code, row, chunk, off, len)
-                    .filter(|(i, _)| !rp.lost_data.contains(i))
-                    .collect();
-                for &j in &rp.equations {
-                    let holder = code.parity_holder(row, j);
-                    let offset = j as u64 * chunk + off;
-                    v.push((holder, Request::Payload { offset, len }));
-                }
-                v
-            }
-            (Output::Parity { j }, Some(code)) => {
-                let row = code.parity_row(s.to, j);
-                data_requests(code, row, chunk, off, len).collect()
-            }
-            (Output::Copy { holder, slot }, _) => {
-                let at = header_for(h, holder).payload_offset(slot);
-                vec![(
-                    holder,
-                    Request::Payload {
-                        offset: at + off,
-                        len,
-                    },
-                )]
-            }
-            (Output::Hold { of, .. }, _) => vec![(of, Request::Data { offset: off, len })],
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// What this member produced: files to commit once every rank agrees, the
 /// errors it met (the step must then be refused everywhere), and traffic.
 #[derive(Default)]
@@ -281,142 +73,6 @@ pub struct Rebuilt {
     pub errors: Vec<String>,
     /// Bytes sent, received and read by this member.
     pub traffic: Traffic,
-}
-
-/// This member's state while the steps run.
-struct Member<'a> {
-    local: &'a Local<'a>,
-    /// Temporary files of this member's damaged data files, by file index.
-    data_out: Vec<Option<AtomicFile>>,
-    /// This member's new redundancy file, its header and payload CRCs.
-    red_out: Option<(AtomicFile, Header, u64, Vec<crc32fast::Hasher>)>,
-    reader: Option<LogicalReader>,
-    payload: Option<File>,
-    out: Rebuilt,
-}
-
-impl Member<'_> {
-    fn fail(&mut self, e: impl std::fmt::Display) {
-        self.out.errors.push(e.to_string());
-    }
-
-    /// Answers a request into `buf` (zeros after a local error).
-    fn serve(&mut self, req: Request, buf: &mut Vec<u8>) {
-        buf.clear();
-        buf.resize(req.len() as usize, 0);
-        let l = self.local;
-        let res = match req {
-            Request::Data { offset, .. } => {
-                if self.reader.is_none() {
-                    match logical_reader(l.root, &l.header.members[l.me], &self.data_out) {
-                        Ok(r) => self.reader = Some(r),
-                        Err(e) => return self.fail(e),
-                    }
-                }
-                self.reader.as_ref().map(|r| r.read_at(offset, buf))
-            }
-            Request::Payload { offset, .. } => {
-                if self.payload.is_none() {
-                    let Some((path, _)) = &l.redundancy else {
-                        return self.fail("asked for a redundancy file it does not have");
-                    };
-                    match open_redundancy(path) {
-                        Ok(f) => self.payload = Some(f),
-                        Err(e) => return self.fail(e),
-                    }
-                }
-                let at = l.redundancy.as_ref().map_or(0, |r| r.1);
-                self.payload
-                    .as_ref()
-                    .map(|f| f.read_exact_at(buf, at + offset))
-            }
-        };
-        self.out.traffic.read += buf.len() as u64;
-        if let Some(Err(e)) = res {
-            buf.fill(0);
-            self.fail(e);
-        }
-    }
-
-    /// Creates the temporary files this member will fill.
-    fn open_outputs(&mut self, d: &Damage) {
-        let l = self.local;
-        let h = l.header;
-        let files = &h.members[l.me].files;
-        self.data_out = files.iter().map(|_| None).collect();
-        for &i in l.damaged {
-            let f = &files[i];
-            let made = (|| -> Result<AtomicFile, String> {
-                let full = files::resolve_in_root(l.root, &f.path).map_err(|e| e.to_string())?;
-                if full.is_dir() {
-                    return Err(format!(
-                        "{} is a directory where the header records a file; move it away first",
-                        full.display()
-                    ));
-                }
-                let dir = full.parent().unwrap_or(l.root);
-                files::create_dirs_in_root(l.root, dir).map_err(|e| e.to_string())?;
-                let out = AtomicFile::create(&full).map_err(|e| e.to_string())?;
-                out.set_len(f.size).map_err(|e| e.to_string())?;
-                Ok(out)
-            })();
-            match made {
-                Ok(o) => self.data_out[i] = Some(o),
-                Err(e) => self.fail(e),
-            }
-        }
-        if d.lost_red[l.me] {
-            let header = header_for(h, l.me);
-            let hlen = header.encode().len() as u64;
-            let dir = l.redundancy_dir;
-            let path = dir.join(format::file_name(l.prefix, h.set_id, l.me));
-            // A directory apart from the data was named by the user, not by
-            // a header: no escape to guard against.
-            let made = if dir == l.root {
-                files::create_dirs_in_root(l.root, l.root)
-            } else {
-                std::fs::create_dir_all(dir)
-            };
-            let made = made.and_then(|()| AtomicFile::create(&path));
-            match made {
-                Ok(o) => {
-                    let n = header.payload.len();
-                    self.red_out = Some((o, header, hlen, vec![crc32fast::Hasher::new(); n]));
-                }
-                Err(e) => self.fail(format!("{}: {e}", path.display())),
-            }
-        }
-    }
-
-    /// Checks the rebuilt data files against their recorded CRC32, then
-    /// sets their mode and mtime and fsyncs them (end of phase 1).
-    fn seal_data(&mut self) {
-        let h = self.local.header;
-        let me = self.local.me;
-        let mut errors = Vec::new();
-        for (i, f) in self.data_out.iter().enumerate() {
-            let Some(f) = f else { continue };
-            let meta = &h.members[me].files[i];
-            let checked = files::crc_of(f.file()).and_then(|(size, crc)| {
-                if size != meta.size || crc != meta.crc32 {
-                    return Err(std::io::Error::other(format!(
-                        "rebuilt {} has CRC32 {crc:08x}, the header records {:08x}: the \
-                         surviving data or parity is inconsistent",
-                        f.dest().display(),
-                        meta.crc32
-                    )));
-                }
-                f.set_meta(meta.mode, meta.mtime_sec, meta.mtime_nsec)?;
-                f.sync()
-            });
-            if let Err(e) = checked {
-                errors.push(e.to_string());
-            }
-        }
-        self.out.errors.extend(errors);
-        // Phase-2 sources read the rebuilt data: reopen over it.
-        self.reader = None;
-    }
 }
 
 /// Runs this member's part of the collective rebuild of its set. Every
@@ -539,79 +195,6 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
     m.out
 }
 
-/// Combines the pieces a rebuilder received for one step and writes the
-/// result into its temporary files.
-#[allow(clippy::too_many_arguments)]
-fn combine(
-    m: &mut Member<'_>,
-    plan: &Plan,
-    step: &Step,
-    srcs: &[(usize, Request)],
-    got: &[Vec<u8>],
-    off: u64,
-    len: usize,
-    bufs: &mut PieceBuffers,
-    acc: &mut Vec<u8>,
-) -> Result<(), String> {
-    let h = m.local.header;
-    let me = m.local.me;
-    let p = h.members.len();
-    let io = |e: std::io::Error| e.to_string();
-    match (step.out, &plan.code) {
-        (Output::Data { row, chunk }, Some(code)) => {
-            let Some(rp) = &plan.rows[row] else {
-                return Ok(());
-            };
-            let mut data: Vec<Option<&[u8]>> = vec![None; p];
-            let mut parity: Vec<Option<&[u8]>> = vec![None; code.parity_count()];
-            let mut eq = rp.equations.iter();
-            for (n, &(src, req)) in srcs.iter().enumerate() {
-                match req {
-                    Request::Data { .. } => data[src] = Some(&got[n][..len]),
-                    Request::Payload { .. } => {
-                        if let Some(&j) = eq.next() {
-                            parity[j] = Some(&got[n][..len]);
-                        }
-                    }
-                }
-            }
-            code.solve_piece_into(best(), rp, &data, &parity, len, false, bufs);
-            let l = rp
-                .lost_data
-                .iter()
-                .position(|&x| x == me)
-                .ok_or("not lost")?;
-            let at = chunk as u64 * h.chunk_size + off;
-            write_logical(h, me, &m.data_out, at, &bufs.solved[l][..len]).map_err(io)
-        }
-        (Output::Parity { j }, Some(code)) => {
-            acc.clear();
-            acc.resize(len, 0);
-            for (n, &(src, _)) in srcs.iter().enumerate() {
-                code.contribute(best(), j, src, &got[n][..len], acc);
-            }
-            let Some((out, _, hlen, hashers)) = &mut m.red_out else {
-                return Ok(());
-            };
-            hashers[j].update(acc);
-            out.write_at(acc, *hlen + j as u64 * h.chunk_size + off)
-                .map_err(io)
-        }
-        (Output::Copy { .. }, _) => {
-            write_logical(h, me, &m.data_out, off, &got[0][..len]).map_err(io)
-        }
-        (Output::Hold { slot, .. }, _) => {
-            let Some((out, header, hlen, hashers)) = &mut m.red_out else {
-                return Ok(());
-            };
-            hashers[slot].update(&got[0][..len]);
-            let at = *hlen + header.payload_offset(slot) + off;
-            out.write_at(&got[0][..len], at).map_err(io)
-        }
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -619,6 +202,7 @@ mod tests {
     use crate::encode::{encode_job, MemberInput};
     use crate::options::Options;
     use crate::ring::memory_transports;
+    use crate::scheme::Scheme;
     use std::collections::BTreeMap;
 
     /// Every file under `dirs` with its bytes.
