@@ -13,7 +13,8 @@
 //! - [`partner`]: where PARTNER puts its copies;
 //! - [`sets`]: redundancy sets with one member per failure group;
 //! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
-//! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
+//! - [`format`](mod@format): the versioned redundancy-file format
+//!   (`docs/formats.md`);
 //! - [`files`]: safe paths under a root, stat and CRC32 of files, atomic
 //!   writes;
 //! - [`safe_fs`]: the safe-file layer (regular files only, bounded reads,
