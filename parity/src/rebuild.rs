@@ -131,10 +131,60 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
         return Ok(Vec::new());
     };
     let p = h.members.len();
-    let kernel = best();
-    // 1. Temporary files for every damaged data file.
+    // 1. Temporary files for every damaged data file, filled from the
+    // survivors.
+    let data_out = open_data_outputs(s, h)?;
+    // Readers of intact logical files; damaged ones are solved for.
+    let intact: Vec<Option<LogicalReader>> = (0..p)
+        .map(|m| {
+            if s.damaged_files[m].is_empty() {
+                logical_reader(&s.roots[m], &h.members[m], &data_out[m]).map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+        .collect::<Result<_, Error>>()?;
+    let red_files: Vec<Option<File>> = s
+        .redundancy
+        .iter()
+        .map(|r| r.as_ref().map(|(p, _)| open_redundancy(p)).transpose())
+        .collect::<io::Result<_>>()?;
+    match h.scheme {
+        Scheme::Xor | Scheme::Rs { .. } => {
+            solve_rows(s, h, &intact, &red_files, &data_out, opts)?;
+        }
+        Scheme::Partner { copies } => {
+            copy_back(s, h, copies as usize, &red_files, &data_out, opts.piece)?;
+        }
+        Scheme::Single => {}
+    }
+    // 2. Check every rebuilt file against its recorded CRC32, then metadata.
+    seal_data(h, &data_out)?;
+    // 3. Lost redundancy files, re-encoded from the (now complete) data.
+    let mut out: Vec<AtomicFile> = Vec::new();
+    let lost: Vec<usize> = (0..p).filter(|&m| s.redundancy[m].is_none()).collect();
+    if !lost.is_empty() {
+        // Rebuilt data files are read from their temporary copies.
+        let readers: Vec<LogicalReader> = (0..p)
+            .map(|m| logical_reader(&s.roots[m], &h.members[m], &data_out[m]))
+            .collect::<Result<_, _>>()?;
+        let dests: Vec<PathBuf> = lost
+            .iter()
+            .map(|&m| s.roots[m].join(format::file_name(&opts.prefix, s.set_id, m)))
+            .collect();
+        out.extend(write_payloads(h, &readers, &lost, &dests, opts)?);
+    }
+    for row in data_out {
+        out.extend(row.into_iter().flatten());
+    }
+    Ok(out)
+}
+
+/// A temporary file, of the recorded size, beside every damaged data file
+/// of the set (`[member][file]`, None for intact files).
+fn open_data_outputs(s: &SetState, h: &Header) -> Result<Vec<Vec<Option<AtomicFile>>>, Error> {
     let mut data_out: Vec<Vec<Option<AtomicFile>>> = Vec::new();
-    for m in 0..p {
+    for m in 0..h.members.len() {
         let mut row = Vec::new();
         for (i, f) in h.members[m].files.iter().enumerate() {
             if s.damaged_files[m].contains(&i) {
@@ -159,119 +209,128 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
         }
         data_out.push(row);
     }
-    // Readers of intact logical files; damaged ones are solved for.
-    let intact: Vec<Option<LogicalReader>> = (0..p)
-        .map(|m| {
-            if s.damaged_files[m].is_empty() {
-                logical_reader(&s.roots[m], &h.members[m], &data_out[m]).map(Some)
-            } else {
-                Ok(None)
-            }
-        })
-        .collect::<Result<_, Error>>()?;
-    let red_files: Vec<Option<File>> = s
-        .redundancy
-        .iter()
-        .map(|r| r.as_ref().map(|(p, _)| open_redundancy(p)).transpose())
-        .collect::<io::Result<_>>()?;
+    Ok(data_out)
+}
+
+/// XOR / RS: solves every row with lost data, piece by piece, from the
+/// intact data and the surviving parity, into the temporary files.
+fn solve_rows(
+    s: &SetState,
+    h: &Header,
+    intact: &[Option<LogicalReader>],
+    red_files: &[Option<File>],
+    data_out: &[Vec<Option<AtomicFile>>],
+    opts: &Options,
+) -> Result<(), Error> {
+    let p = h.members.len();
+    let kernel = best();
     let piece = opts.piece.max(1);
-    match h.scheme {
-        Scheme::Xor | Scheme::Rs { .. } => {
-            let code = StripeCode::new(h.scheme, p).map_err(|e| Error::Usage(e.to_string()))?;
-            let lost_data: Vec<bool> = s.damaged_files.iter().map(|d| !d.is_empty()).collect();
-            let lost_red: Vec<bool> = s.redundancy.iter().map(Option::is_none).collect();
-            let plans: Vec<RowPlan> = (0..p)
-                .map(|r| code.plan_row(r, &lost_data, &lost_red))
-                .collect::<Result<_, _>>()
-                .map_err(|e| Error::Unrecoverable(e.to_string()))?;
-            let chunk = h.chunk_size;
-            let mut data: Vec<Vec<u8>> = vec![Vec::new(); p];
-            let mut par: Vec<Vec<u8>> = vec![Vec::new(); code.parity_count()];
-            let mut bufs = PieceBuffers::default();
-            let rows = plans.iter().filter(|pl| !pl.lost_data.is_empty()).count() as u64;
-            let mut progress = Progress::new(
-                format!("set {}: rebuilding data", s.set_id),
-                rows * chunk,
-                opts.progress,
-            );
-            let mut off = 0u64;
-            while off < chunk {
-                let len = piece.min((chunk - off) as usize);
-                for plan in plans.iter().filter(|pl| !pl.lost_data.is_empty()) {
-                    let r = plan.row;
-                    let mut have_data = vec![false; p];
-                    for m in code.data_members(r) {
-                        if let (Some(rd), Some(d)) = (&intact[m], code.data_chunk(m, r)) {
-                            data[m].resize(len, 0);
-                            rd.read_at(d as u64 * chunk + off, &mut data[m][..len])?;
-                            have_data[m] = true;
-                        }
-                    }
-                    let mut have_par = vec![false; code.parity_count()];
-                    for (j, b) in par.iter_mut().enumerate() {
-                        let holder = code.parity_holder(r, j);
-                        if let (Some(f), Some((_, at))) =
-                            (&red_files[holder], &s.redundancy[holder])
-                        {
-                            b.resize(len, 0);
-                            f.read_exact_at(&mut b[..len], at + j as u64 * chunk + off)?;
-                            have_par[j] = true;
-                        }
-                    }
-                    let drefs: Vec<Option<&[u8]>> = (0..p)
-                        .map(|m| have_data[m].then(|| &data[m][..len]))
-                        .collect();
-                    let prefs: Vec<Option<&[u8]>> = (0..code.parity_count())
-                        .map(|j| have_par[j].then(|| &par[j][..len]))
-                        .collect();
-                    // Lost parity is re-encoded later, from the whole data.
-                    code.solve_piece_into(kernel, plan, &drefs, &prefs, len, false, &mut bufs);
-                    for (&m, bytes) in plan.lost_data.iter().zip(&bufs.solved) {
-                        let d = code.data_chunk(m, r).unwrap_or(0) as u64;
-                        write_logical(h, m, &data_out[m], d * chunk + off, &bytes[..len])?;
-                    }
-                    progress.add(len as u64);
-                }
-                off += len as u64;
-            }
-        }
-        Scheme::Partner { copies } => {
-            for (m, outs) in data_out.iter().enumerate() {
-                if s.damaged_files[m].is_empty() {
-                    continue;
-                }
-                let (holder, slot) = partner::holders_of(m, p, copies as usize)
-                    .into_iter()
-                    .find_map(|x| {
-                        s.redundancy[x].as_ref()?;
-                        partner::slot_of(m, x, p, copies as usize).map(|sl| (x, sl))
-                    })
-                    .ok_or_else(|| {
-                        Error::Unrecoverable(format!("member {m}: no surviving copy"))
-                    })?;
-                let (_, at) = s.redundancy[holder]
-                    .as_ref()
-                    .ok_or_else(|| Error::Unrecoverable("copy vanished".into()))?;
-                let f = red_files[holder]
-                    .as_ref()
-                    .ok_or_else(|| Error::Unrecoverable("copy vanished".into()))?;
-                let rh = header_for(h, holder);
-                let base = at + rh.payload_offset(slot);
-                let total = h.members[m].logical_len();
-                let mut off = 0u64;
-                let mut buf = vec![0u8; piece];
-                while off < total {
-                    let len = piece.min((total - off) as usize);
-                    f.read_exact_at(&mut buf[..len], base + off)?;
-                    write_logical(h, m, outs, off, &buf[..len])?;
-                    off += len as u64;
+    let code = StripeCode::new(h.scheme, p).map_err(|e| Error::Usage(e.to_string()))?;
+    let lost_data: Vec<bool> = s.damaged_files.iter().map(|d| !d.is_empty()).collect();
+    let lost_red: Vec<bool> = s.redundancy.iter().map(Option::is_none).collect();
+    let plans: Vec<RowPlan> = (0..p)
+        .map(|r| code.plan_row(r, &lost_data, &lost_red))
+        .collect::<Result<_, _>>()
+        .map_err(|e| Error::Unrecoverable(e.to_string()))?;
+    let chunk = h.chunk_size;
+    let mut data: Vec<Vec<u8>> = vec![Vec::new(); p];
+    let mut par: Vec<Vec<u8>> = vec![Vec::new(); code.parity_count()];
+    let mut bufs = PieceBuffers::default();
+    let rows = plans.iter().filter(|pl| !pl.lost_data.is_empty()).count() as u64;
+    let mut progress = Progress::new(
+        format!("set {}: rebuilding data", s.set_id),
+        rows * chunk,
+        opts.progress,
+    );
+    let mut off = 0u64;
+    while off < chunk {
+        let len = piece.min((chunk - off) as usize);
+        for plan in plans.iter().filter(|pl| !pl.lost_data.is_empty()) {
+            let r = plan.row;
+            let mut have_data = vec![false; p];
+            for m in code.data_members(r) {
+                if let (Some(rd), Some(d)) = (&intact[m], code.data_chunk(m, r)) {
+                    data[m].resize(len, 0);
+                    rd.read_at(d as u64 * chunk + off, &mut data[m][..len])?;
+                    have_data[m] = true;
                 }
             }
+            let mut have_par = vec![false; code.parity_count()];
+            for (j, b) in par.iter_mut().enumerate() {
+                let holder = code.parity_holder(r, j);
+                if let (Some(f), Some((_, at))) = (&red_files[holder], &s.redundancy[holder]) {
+                    b.resize(len, 0);
+                    f.read_exact_at(&mut b[..len], at + j as u64 * chunk + off)?;
+                    have_par[j] = true;
+                }
+            }
+            let drefs: Vec<Option<&[u8]>> = (0..p)
+                .map(|m| have_data[m].then(|| &data[m][..len]))
+                .collect();
+            let prefs: Vec<Option<&[u8]>> = (0..code.parity_count())
+                .map(|j| have_par[j].then(|| &par[j][..len]))
+                .collect();
+            // Lost parity is re-encoded later, from the whole data.
+            code.solve_piece_into(kernel, plan, &drefs, &prefs, len, false, &mut bufs);
+            for (&m, bytes) in plan.lost_data.iter().zip(&bufs.solved) {
+                let d = code.data_chunk(m, r).unwrap_or(0) as u64;
+                write_logical(h, m, &data_out[m], d * chunk + off, &bytes[..len])?;
+            }
+            progress.add(len as u64);
         }
-        Scheme::Single => {}
+        off += len as u64;
     }
-    // 2. Check every rebuilt file against its recorded CRC32, then metadata.
-    let mut out: Vec<AtomicFile> = Vec::new();
+    Ok(())
+}
+
+/// PARTNER: copies each damaged member's logical file back from the first
+/// surviving holder of a copy, into the temporary files.
+fn copy_back(
+    s: &SetState,
+    h: &Header,
+    copies: usize,
+    red_files: &[Option<File>],
+    data_out: &[Vec<Option<AtomicFile>>],
+    piece: usize,
+) -> Result<(), Error> {
+    let p = h.members.len();
+    let piece = piece.max(1);
+    for (m, outs) in data_out.iter().enumerate() {
+        if s.damaged_files[m].is_empty() {
+            continue;
+        }
+        let (holder, slot) = partner::holders_of(m, p, copies)
+            .into_iter()
+            .find_map(|x| {
+                s.redundancy[x].as_ref()?;
+                partner::slot_of(m, x, p, copies).map(|sl| (x, sl))
+            })
+            .ok_or_else(|| Error::Unrecoverable(format!("member {m}: no surviving copy")))?;
+        let (_, at) = s.redundancy[holder]
+            .as_ref()
+            .ok_or_else(|| Error::Unrecoverable("copy vanished".into()))?;
+        let f = red_files[holder]
+            .as_ref()
+            .ok_or_else(|| Error::Unrecoverable("copy vanished".into()))?;
+        let rh = header_for(h, holder);
+        let base = at + rh.payload_offset(slot);
+        let total = h.members[m].logical_len();
+        let mut off = 0u64;
+        let mut buf = vec![0u8; piece];
+        while off < total {
+            let len = piece.min((total - off) as usize);
+            f.read_exact_at(&mut buf[..len], base + off)?;
+            write_logical(h, m, outs, off, &buf[..len])?;
+            off += len as u64;
+        }
+    }
+    Ok(())
+}
+
+/// Checks every rebuilt data file against its recorded size and CRC32
+/// (inconsistent survivors must not be committed), then gives it its mode
+/// and mtime and fsyncs it.
+fn seal_data(h: &Header, data_out: &[Vec<Option<AtomicFile>>]) -> Result<(), Error> {
     for (m, row) in data_out.iter().enumerate() {
         for (i, f) in row.iter().enumerate() {
             if let Some(f) = f {
@@ -289,21 +348,5 @@ fn rebuild_set(s: &SetState, opts: &Options) -> Result<Vec<AtomicFile>, Error> {
             }
         }
     }
-    // 3. Lost redundancy files, re-encoded from the (now complete) data.
-    let lost: Vec<usize> = (0..p).filter(|&m| s.redundancy[m].is_none()).collect();
-    if !lost.is_empty() {
-        // Rebuilt data files are read from their temporary copies.
-        let readers: Vec<LogicalReader> = (0..p)
-            .map(|m| logical_reader(&s.roots[m], &h.members[m], &data_out[m]))
-            .collect::<Result<_, _>>()?;
-        let dests: Vec<PathBuf> = lost
-            .iter()
-            .map(|&m| s.roots[m].join(format::file_name(&opts.prefix, s.set_id, m)))
-            .collect();
-        out.extend(write_payloads(h, &readers, &lost, &dests, opts)?);
-    }
-    for row in data_out {
-        out.extend(row.into_iter().flatten());
-    }
-    Ok(out)
+    Ok(())
 }
