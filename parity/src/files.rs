@@ -1,6 +1,6 @@
 //! File-system helpers: safe paths under a root, stat and CRC of files,
-//! logical files (a member's files concatenated, zero-padded), and atomic
-//! writes (temporary file, fsync, rename, fsync of the directory).
+//! and atomic writes (temporary file, fsync, rename, fsync of the
+//! directory). Logical files are in [`crate::logical`].
 
 use crate::format::FileMeta;
 use crate::safe_fs::{self, Dir, Links};
@@ -10,6 +10,11 @@ use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
+
+// The reader moved to `logical`; this name remains for the callers being
+// moved (the preload's protect step).
+#[doc(hidden)]
+pub use crate::logical::LogicalReader;
 
 /// A path from a header that must not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,47 +210,6 @@ pub fn stat_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
         mtime_nsec: meta.mtime_nsec() as u32,
         crc32: 0,
     })
-}
-
-/// A member's files read as one logical file, zero-padded past its end.
-pub struct LogicalReader {
-    files: Vec<(File, u64)>,
-}
-
-impl LogicalReader {
-    /// Opens `paths` with their recorded sizes.
-    pub fn open(paths: &[(PathBuf, u64)]) -> io::Result<Self> {
-        let files = paths
-            .iter()
-            .map(|(p, n)| safe_fs::open_regular(p, Links::Follow).map(|f| (f, *n)))
-            .collect::<io::Result<_>>()?;
-        Ok(LogicalReader { files })
-    }
-
-    /// A reader over files already open, with their recorded sizes.
-    pub fn from_files(files: Vec<(File, u64)>) -> Self {
-        LogicalReader { files }
-    }
-
-    /// Fills `buf` with the logical bytes at `offset` (zeros past the end).
-    pub fn read_at(&self, mut offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let mut out = 0usize;
-        for (f, size) in &self.files {
-            if out == buf.len() {
-                break;
-            }
-            if offset >= *size {
-                offset -= size;
-                continue;
-            }
-            let n = ((size - offset) as usize).min(buf.len() - out);
-            f.read_exact_at(&mut buf[out..out + n], offset)?;
-            out += n;
-            offset = 0;
-        }
-        buf[out..].fill(0);
-        Ok(())
-    }
 }
 
 /// A file written under a temporary name and renamed into place only by

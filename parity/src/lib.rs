@@ -13,32 +13,54 @@
 //! - [`partner`]: where PARTNER puts its copies;
 //! - [`sets`]: redundancy sets with one member per failure group;
 //! - [`inmem`]: whole-set encode and rebuild in memory (the reference);
-//! - [`format`]: the versioned redundancy-file format (`docs/formats.md`);
-//! - [`files`]: safe paths under a root, logical files, atomic writes;
+//! - [`format`](mod@format): the versioned redundancy-file format
+//!   (`docs/formats.md`);
+//! - [`files`]: safe paths under a root, stat and CRC32 of files, atomic
+//!   writes;
 //! - [`safe_fs`]: the safe-file layer (regular files only, bounded reads,
 //!   no links followed, `O_EXCL` creation relative to a directory);
-//! - [`offline`]: single-process encode, verify, rebuild and inspect;
+//! - [`logical`]: reading and writing a member's files as one logical file;
+//! - [`redundancy_file`]: one redundancy file on disk: name, header copies,
+//!   payload CRC32s, completion;
+//! - [`encode`], [`assess`], [`rebuild`]: the verbs over files (apply a
+//!   scheme; decide what is lost and verify; rebuild it), with their
+//!   [`options`] and [`error`]; used by the CLI and the collective job;
+//! - [`offline`]: the front that re-exports those verbs for their callers;
 //! - [`repair`]: one member's part of the collective (MPI) rebuild;
-//! - [`job`]: the arguments of the collective `redio parity` job;
+//! - [`worker_args`]: what the collective `redio parity` job is asked to
+//!   do, as the `KEY=VALUE` words of `redio parity worker`;
 //! - [`progress`]: periodic progress lines with bytes and MB/s;
 //! - [`ring`]: the pipelined ring encode over a `Transport` (in-memory
 //!   transport here; the MPI one belongs in the preload).
 
 #![warn(missing_docs)]
 
+pub mod assess;
+pub mod encode;
+pub mod error;
 pub mod files;
 pub mod format;
 pub mod gf;
 pub mod inmem;
-pub mod job;
+pub mod logical;
 pub mod logical_crc;
 pub mod matrix;
 pub mod offline;
+pub mod options;
 pub mod partner;
 pub mod progress;
+pub mod rebuild;
+pub mod redundancy_file;
 pub mod repair;
 pub mod ring;
 pub mod safe_fs;
 pub mod scheme;
 pub mod sets;
 pub mod stripe;
+pub mod worker_args;
+
+// `job` named four different modules in this repository; this one holds
+// the worker's arguments. The old path remains for the callers being moved
+// (the CLI's parity commands and the preload's worker entry point).
+#[doc(hidden)]
+pub use worker_args as job;
