@@ -12,7 +12,7 @@ use redio::join::{self, index_path, parse_index, part_path, Tail, RECORD_LEN};
 use redio::topology::Topology;
 use redio_parity::files::check_header_paths;
 use redio_parity::format::Header;
-use redio_parity::offline::{check_payload, read_header};
+use redio_parity::redundancy_file::{check_payload, read_header};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {

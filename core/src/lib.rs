@@ -21,8 +21,8 @@
 
 pub mod config;
 pub mod fsclass;
-pub mod job;
 pub mod join;
 pub mod outcome;
 pub mod plan;
+pub mod startup;
 pub mod topology;

@@ -11,11 +11,6 @@ use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-// The reader moved to `logical`; this name remains for the callers being
-// moved (the preload's protect step).
-#[doc(hidden)]
-pub use crate::logical::LogicalReader;
-
 /// A path from a header that must not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unsafe path `{path}` in a redundancy header: {why}")]

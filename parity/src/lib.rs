@@ -58,9 +58,3 @@ pub mod scheme;
 pub mod sets;
 pub mod stripe;
 pub mod worker_args;
-
-// `job` named four different modules in this repository; this one holds
-// the worker's arguments. The old path remains for the callers being moved
-// (the CLI's parity commands and the preload's worker entry point).
-#[doc(hidden)]
-pub use worker_args as job;

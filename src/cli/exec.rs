@@ -5,7 +5,7 @@
 //! `--survive` under MPICH it stays, as the application's parent
 //! ([`super::supervise`]).
 
-use super::mpi::{find_library, Flavour};
+use super::flavour::{find_library, Flavour};
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};

@@ -3,12 +3,12 @@
 pub mod bench;
 pub mod config_cmd;
 pub mod exec;
+pub mod flavour;
 pub mod info;
 pub mod join;
 pub mod launcher_watch;
-pub mod mpi;
 pub mod parity;
-pub mod parity_job;
+pub mod parity_workers;
 pub mod progress_bar;
 pub mod run;
 pub mod supervise;

@@ -9,13 +9,13 @@
 //! error. A command line the parser rejects (a missing DIR, an unknown
 //! option) exits 2 as with every redio command, before anything is read.
 
-use super::mpi::Flavour;
-use super::parity_job as job;
+use super::flavour::Flavour;
+use super::parity_workers;
 use clap::{Args, Subcommand};
 use redio_parity::format::Header;
-use redio_parity::job::Operation;
 use redio_parity::offline::{self, MemberInput, Options, Verdict};
 use redio_parity::scheme::Scheme;
+use redio_parity::worker_args::Operation;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -116,13 +116,17 @@ pub fn run(cmd: ParityCommand) -> ExitCode {
         return fail("", format!("--prefix: {e}"));
     }
     match &cmd {
-        ParityCommand::Verify(o) if !o.offline => return job::launch(Operation::Verify, o, None),
-        ParityCommand::Rebuild(o) if !o.offline => return job::launch(Operation::Rebuild, o, None),
+        ParityCommand::Verify(o) if !o.offline => {
+            return parity_workers::launch(Operation::Verify, o, None)
+        }
+        ParityCommand::Rebuild(o) if !o.offline => {
+            return parity_workers::launch(Operation::Rebuild, o, None)
+        }
         ParityCommand::Encode(e) if !e.place.offline => {
             let extra = (e.scheme.clone(), e.set_size, e.groups.join(","));
-            return job::launch(Operation::Encode, &e.place, Some(extra));
+            return parity_workers::launch(Operation::Encode, &e.place, Some(extra));
         }
-        ParityCommand::Worker { args } => return job::worker(args),
+        ParityCommand::Worker { args } => return parity_workers::worker(args),
         _ => {}
     }
     super::progress_bar::install();

@@ -10,8 +10,8 @@
 //! exit code. While the launcher runs, [`launcher_watch`] watches for deaths
 //! during start-up, signals and orphans.
 
+use super::flavour::Flavour;
 use super::launcher_watch;
-use super::mpi::Flavour;
 use crate::config::{Config, Layout, OnReplicaFailure, Source};
 use crate::outcome::{self, Summary};
 use crate::topology::{LayoutKind, Topology, DEGREE_RANGE};
@@ -354,7 +354,7 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
         std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
 
     let env = job_environment(args, flavour, degree, &run_dir)?;
-    let mut command = super::mpi::launcher_command(flavour, processes, survive, &env)?;
+    let mut command = super::flavour::launcher_command(flavour, processes, survive, &env)?;
     command.args(&args.launcher_args);
     command
         .arg(redio)

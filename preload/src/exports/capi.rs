@@ -150,7 +150,7 @@ pub unsafe extern "C" fn redio_protect(
 /// The collective `redio parity encode | verify | rebuild` job, called by
 /// the `redio` CLI's MPI worker processes (which load libredio.so and their
 /// MPI library themselves): initialises MPI, runs
-/// [`crate::parity::job::run`] over `MPI_COMM_WORLD` with the `KEY=VALUE`
+/// [`crate::parity::worker::run`] over `MPI_COMM_WORLD` with the `KEY=VALUE`
 /// words of `argv`, prints the report and `redio-parity-exit: N` on rank
 /// 0's stdout, and finalises MPI. Returns N, or -1 when MPI could not start.
 ///
@@ -176,13 +176,13 @@ pub unsafe extern "C" fn redio_parity_job(
     let world = ffi::redio_mpi_comm_world;
     let mut rank = 0;
     pmpi::PMPI_Comm_rank(world, &mut rank);
-    let report = redio_parity::job::JobSpec::from_args(&args)
-        .and_then(|spec| crate::parity::job::run(world, &spec));
+    let report = redio_parity::worker_args::JobSpec::from_args(&args)
+        .and_then(|spec| crate::parity::worker::run(world, &spec));
     // An error that stopped this rank is printed by it, whatever its rank.
     let (code, lines, stopped) = match report {
         Ok(r) => (r.code, r.lines, false),
         Err(e) => (
-            crate::parity::job::EXIT_ERROR,
+            crate::parity::worker::EXIT_ERROR,
             vec![format!("rank {rank}: {e}")],
             true,
         ),

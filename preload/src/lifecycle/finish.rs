@@ -15,8 +15,8 @@ use crate::state::report;
 use crate::state::world;
 use crate::sys::guard::InsideMpi;
 use crate::sys::log;
-use redio_core::job;
 use redio_core::outcome::Event;
+use redio_core::startup;
 use std::ffi::c_int;
 
 /// Whether `PMPI_Finalize` may run.
@@ -72,15 +72,15 @@ pub fn before_finalize() -> Finalize {
     watchdog::stop();
     if let Some(identity) = world::identity() {
         if identity.world_rank == 0 {
-            let shape = job::shape(identity.world_size, identity.ranks, identity.degree);
+            let shape = startup::shape(identity.world_size, identity.ranks, identity.degree);
             let [translated, operations, read, written] = total;
             log::emit(&format!(
                 "redio: finished: {shape}; {translated} MPI_COMM_WORLD arguments redirected to \
                  replica worlds; {} coordinated shared-file operations, {} read and {} \
                  written on the shared file system\n",
                 operations / u64::from(identity.degree.max(1)),
-                job::bytes(read),
-                job::bytes(written)
+                startup::bytes(read),
+                startup::bytes(written)
             ));
         }
     }

@@ -26,7 +26,7 @@ use crate::state::world::Mode;
 use crate::sys::guard::InsideMpi;
 use crate::sys::log;
 use redio_core::config::{Config, Layout, LogLevel, OnReplicaFailure, Source};
-use redio_core::job::{self, Bootstrap};
+use redio_core::startup::{self, Bootstrap};
 use redio_core::topology::{LayoutKind, Topology};
 
 /// Environment variable: this process's replica in external mode.
@@ -157,7 +157,7 @@ fn after_init() {
         };
         log::emit(&format!(
             "{}\n",
-            job::startup_line(&topology, &how, &library_name())
+            startup::startup_line(&topology, &how, &library_name())
         ));
     }
     // From here on a death can be survived (`redio run` ends the job on
@@ -348,7 +348,7 @@ fn external_topology(comm: ffi::MPI_Comm) -> Option<Topology> {
         .iter()
         .map(|c| (c[0] as u32, (c[1] >= 0).then_some(c[1] as u32)))
         .collect();
-    Some(job::external_topology(&claims).unwrap_or_else(|e| {
+    Some(startup::external_topology(&claims).unwrap_or_else(|e| {
         stop_everyone(&format!("external mode: inconsistent replica mapping: {e}"))
     }))
 }
@@ -359,7 +359,7 @@ fn library_name() -> String {
     // SAFETY: the buffer has MPI_MAX_LIBRARY_VERSION_STRING bytes.
     unsafe { pmpi::PMPI_Get_library_version(buffer.as_mut_ptr().cast(), &mut len) };
     buffer.truncate(len.max(0) as usize);
-    job::library_name(&String::from_utf8_lossy(&buffer))
+    startup::library_name(&String::from_utf8_lossy(&buffer))
 }
 
 fn level_of(level: LogLevel) -> log::Level {

@@ -16,12 +16,12 @@
 //! closed after the last barrier.
 
 pub mod collective;
-pub mod job;
 pub mod lazy;
 pub mod protect;
 pub mod reduce_scatter;
 pub mod select;
 pub mod transport;
+pub mod worker;
 
 use crate::state::{settings, world};
 use crate::sys::guard::InsideMpi;

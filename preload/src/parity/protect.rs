@@ -26,17 +26,18 @@ use crate::comm::ffi;
 use crate::parity::collective::OwnComm;
 use crate::parity::reduce_scatter;
 use crate::parity::transport::MpiTransport;
-use redio_parity::files::{self, AtomicFile, LogicalReader};
+use redio_parity::files::{self, AtomicFile};
 use redio_parity::format::{self, Header, MemberMeta};
 use redio_parity::gf::kernel::best;
+use redio_parity::logical::LogicalReader;
 use redio_parity::logical_crc::LogicalCrc;
-use redio_parity::offline;
 use redio_parity::partner;
 use redio_parity::progress::Progress;
 use redio_parity::ring::{self, Traffic, Transport};
 use redio_parity::scheme::Scheme;
 use redio_parity::sets::build_sets;
 use redio_parity::stripe::StripeCode;
+use redio_parity::{encode, redundancy_file};
 use std::path::PathBuf;
 
 /// What one rank protects, and how.
@@ -270,8 +271,8 @@ fn write_file(
     let (set_id, set_count, logical_ranks) = ids;
     let me = t.member();
     let p = metas.len();
-    let template = offline::template_header(req.scheme, set_id, set_count, logical_ranks, metas);
-    let mut header = offline::header_for(&template, me);
+    let template = encode::template_header(req.scheme, set_id, set_count, logical_ranks, metas);
+    let mut header = encode::header_for(&template, me);
     let hlen = header.encode().len() as u64;
     let path = req
         .redundancy_dir
@@ -350,7 +351,7 @@ fn write_file(
         }
     }
     let crcs: Vec<u32> = hashers.into_iter().map(|h| h.finalize()).collect();
-    offline::finish_file(&out, &mut header, crcs).map_err(io)?;
+    redundancy_file::finish_file(&out, &mut header, crcs).map_err(io)?;
     let protected = template.members[me].logical_len();
     Ok((
         out,

@@ -8,11 +8,11 @@ mod distributed_chunked;
 mod extended_simple;
 mod none;
 mod relay;
+#[cfg(test)]
+mod scenario_tests;
 mod simple;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_more;
 
 use crate::{FileIo, OpContext, OpError, ReplicaLink};
 

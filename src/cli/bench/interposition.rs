@@ -7,7 +7,7 @@
 use super::protocols::Run;
 use super::results::{interleaved, Point, Sample};
 use super::{compile_io_loop, drop_caches, loop_seconds, run_checked, BenchArgs, Plan};
-use crate::cli::mpi::launcher_command;
+use crate::cli::flavour::launcher_command;
 
 /// Native against pass-through, writes then reads, per block size.
 pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String> {

@@ -19,7 +19,7 @@ mod parity;
 mod protocols;
 mod results;
 
-use super::mpi::Flavour;
+use super::flavour::Flavour;
 use crate::config::parse_size;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

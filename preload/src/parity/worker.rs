@@ -10,7 +10,7 @@
 //!    redundancy file (header copies, payload CRC32s), refusing unsafe
 //!    header paths before touching anything;
 //! 3. all ranks gather every rank's status and findings, and compute the
-//!    same verdict per set (`redio_parity::offline::recoverable`);
+//!    same verdict per set (`redio_parity::assess::recoverable`);
 //! 4. verify recomputes the parity of healthy XOR / RS sets with the ring
 //!    engine, comparing instead of writing; rebuild runs
 //!    `redio_parity::repair` on every damaged set over [`MpiTransport`],
@@ -29,18 +29,17 @@ use crate::comm::ffi;
 use crate::parity::collective::OwnComm;
 use crate::parity::protect;
 use crate::parity::transport::MpiTransport;
+use redio_parity::assess::{check_files, check_redundancy, recoverable, Verdict};
 use redio_parity::files::{check_header_paths, list_protectable};
 use redio_parity::format::{file_name, Header};
 use redio_parity::gf::kernel::best;
-use redio_parity::job::{JobSpec, Operation, RANK_PLACEHOLDER};
-use redio_parity::offline::{
-    check_before_rebuild, check_files, check_redundancy, open_redundancy, parse_name, read_header,
-    recoverable, Parsed, Verdict,
-};
+use redio_parity::rebuild::check_before_rebuild;
+use redio_parity::redundancy_file::{open_redundancy, parse_name, read_header, Parsed};
 use redio_parity::repair::{self, Damage, Local};
 use redio_parity::ring;
 use redio_parity::scheme::Scheme;
 use redio_parity::stripe::StripeCode;
+use redio_parity::worker_args::{JobSpec, Operation, RANK_PLACEHOLDER};
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -624,7 +623,7 @@ fn compare_parity(
     let code = StripeCode::new(h.scheme, h.members.len()).map_err(|e| e.to_string())?;
     let chunk = h.chunk_size;
     let mut bad = Vec::new();
-    let reader = redio_parity::offline::logical_reader(root, &h.members[me], &[])
+    let reader = redio_parity::logical::logical_reader(root, &h.members[me], &[])
         .map_err(|e| bad.push(format!("reading the data: {e}")))
         .ok();
     let stored = open_redundancy(path)

@@ -11,9 +11,9 @@
 //! [`launch`] turns into its exit code (a non-zero exit of a rank would make
 //! the launchers print alarms of their own).
 
-use super::mpi::{self, Flavour};
+use super::flavour::{self, Flavour};
 use super::parity::{Offline, EXIT_ERROR};
-use redio_parity::job::{JobSpec, Operation};
+use redio_parity::worker_args::{JobSpec, Operation};
 use std::ffi::{c_char, c_int, CString};
 use std::io::{BufRead, BufReader};
 use std::process::{ExitCode, Stdio};
@@ -45,7 +45,7 @@ fn spec_of(
         }
     };
     if place.root.is_none() {
-        redio_parity::offline::refuse_repeated_dirs(&place.dirs).map_err(|e| e.to_string())?;
+        redio_parity::assess::refuse_repeated_dirs(&place.dirs).map_err(|e| e.to_string())?;
     }
     let ranks = match (place.ranks, roots.len()) {
         (Some(n), _) => n,
@@ -70,7 +70,7 @@ fn spec_of(
     if op == Operation::Encode
         && ranks > 1
         && roots.len() == 1
-        && !roots[0].contains(redio_parity::job::RANK_PLACEHOLDER)
+        && !roots[0].contains(redio_parity::worker_args::RANK_PLACEHOLDER)
     {
         // Encode protects every file under a root: a shared one would make
         // every rank protect every other rank's files.
@@ -119,12 +119,12 @@ fn recorded_ranks(spec: &JobSpec, ranks: u32) -> Option<(u32, std::path::PathBuf
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| redio_parity::offline::parse_name(n, &spec.prefix).is_some())
+        .filter(|n| redio_parity::redundancy_file::parse_name(n, &spec.prefix).is_some())
         .collect();
     names.sort();
     names.into_iter().find_map(|n| {
         let path = dir.join(n);
-        let parsed = redio_parity::offline::read_header(&path).ok()?;
+        let parsed = redio_parity::redundancy_file::read_header(&path).ok()?;
         Some((parsed.header.logical_ranks, path))
     })
 }
@@ -142,14 +142,14 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
         let flavour = Flavour::resolve(place.mpi)?;
         let preload = format!(
             "{} {}",
-            mpi::find_library(flavour)?.display(),
-            mpi::mpi_library(flavour)?
+            flavour::find_library(flavour)?.display(),
+            flavour::mpi_library(flavour)?
         );
         let env = [
             ("LD_PRELOAD".to_string(), preload),
             ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ];
-        let mut command = mpi::launcher_command(flavour, ranks, false, &env)?;
+        let mut command = flavour::launcher_command(flavour, ranks, false, &env)?;
         let redio = std::env::current_exe().map_err(|e| format!("the redio executable: {e}"))?;
         command
             .args(&place.launcher_args)
