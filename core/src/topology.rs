@@ -37,6 +37,16 @@ pub enum LayoutKind {
     Map,
 }
 
+impl From<crate::config::Layout> for LayoutKind {
+    fn from(layout: crate::config::Layout) -> Self {
+        match layout {
+            crate::config::Layout::Block => LayoutKind::Block,
+            crate::config::Layout::Cyclic => LayoutKind::Cyclic,
+            crate::config::Layout::Map => LayoutKind::Map,
+        }
+    }
+}
+
 impl fmt::Display for LayoutKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -106,6 +116,22 @@ pub struct Topology {
 pub const MAX_MAP_LEN: u64 = 64 << 20;
 
 impl Topology {
+    /// The topology of `layout` for `world_size` processes at `degree`;
+    /// `map_text` is the map file's text (read only for
+    /// [`LayoutKind::Map`]). The one dispatch from the configuration's
+    /// layout, for the CLI and the preload alike.
+    pub fn of_layout(
+        layout: LayoutKind,
+        world_size: u32,
+        degree: u32,
+        map_text: &str,
+    ) -> Result<Self, TopologyError> {
+        match layout {
+            LayoutKind::Map => Topology::from_map_text(map_text, world_size, degree),
+            kind => Topology::regular(world_size, degree, kind),
+        }
+    }
+
     /// Builds a block or cyclic topology for `world_size` processes.
     ///
     /// `kind` must not be [`LayoutKind::Map`]: use [`Topology::from_map_text`].

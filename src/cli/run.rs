@@ -14,7 +14,7 @@ use super::flavour::Flavour;
 use super::launcher_watch;
 use crate::config::{Config, Layout, OnReplicaFailure, Source};
 use crate::outcome::{self, Summary};
-use crate::topology::{LayoutKind, Topology, DEGREE_RANGE};
+use crate::topology::{Topology, DEGREE_RANGE};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -313,14 +313,11 @@ fn topology_of(args: &RunArgs, config: &Config, degree: u32) -> Option<Topology>
         Some(_) => return None,
         None => config.replication.layout,
     };
-    match layout {
-        Layout::Block => Topology::regular(processes, degree, LayoutKind::Block).ok(),
-        Layout::Cyclic => Topology::regular(processes, degree, LayoutKind::Cyclic).ok(),
-        Layout::Map => {
-            let text = std::fs::read_to_string(config.replication.map_file.as_ref()?).ok()?;
-            Topology::from_map_text(&text, processes, degree).ok()
-        }
-    }
+    let map_text = match layout {
+        Layout::Map => std::fs::read_to_string(config.replication.map_file.as_ref()?).ok()?,
+        _ => String::new(),
+    };
+    Topology::of_layout(layout.into(), processes, degree, &map_text).ok()
 }
 
 /// A fresh run directory for this invocation.

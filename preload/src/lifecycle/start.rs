@@ -27,7 +27,7 @@ use crate::sys::guard::InsideMpi;
 use crate::sys::log;
 use redio_core::config::{Config, Layout, LogLevel, OnReplicaFailure, Source};
 use redio_core::startup::{self, Bootstrap};
-use redio_core::topology::{LayoutKind, Topology};
+use redio_core::topology::Topology;
 
 /// Environment variable: this process's replica in external mode.
 pub const ENV_EXTERNAL_REPLICA: &str = "REDIO_EXTERNAL_REPLICA";
@@ -298,11 +298,8 @@ fn read_map_file(config: &Config) -> Result<String, String> {
 
 fn builtin_topology(config: &Config, map_text: &str, world_size: u32) -> Topology {
     let degree = u32::from(config.replication.degree);
-    let result = match config.replication.layout {
-        Layout::Block => Topology::regular(world_size, degree, LayoutKind::Block),
-        Layout::Cyclic => Topology::regular(world_size, degree, LayoutKind::Cyclic),
-        Layout::Map => Topology::from_map_text(map_text, world_size, degree),
-    };
+    let layout = config.replication.layout.into();
+    let result = Topology::of_layout(layout, world_size, degree, map_text);
     result.unwrap_or_else(|e| stop_everyone(&format!("impossible replica topology: {e}")))
 }
 

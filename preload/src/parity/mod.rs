@@ -25,7 +25,7 @@ pub mod worker;
 
 use crate::state::{settings, world};
 use crate::sys::guard::InsideMpi;
-use redio_core::config::{expand_placeholders, Config, ParityEngine, ParityWhen};
+use redio_core::config::{expand_placeholders, Config, ParityWhen};
 use redio_parity::scheme::Scheme;
 use select::Selection;
 use std::path::PathBuf;
@@ -105,10 +105,7 @@ fn run(config: &Config, scheme: Scheme, selection: Result<Selection, String>) ->
         world_rank: identity.world_rank,
         prefix: PREFIX.into(),
         piece: PIECE,
-        engine: match config.parity.engine {
-            ParityEngine::Ring => protect::Engine::Ring,
-            ParityEngine::ReduceScatter => protect::Engine::ReduceScatter,
-        },
+        engine: config.parity.engine,
         // Inside the application: its log says how long it took.
         progress: None,
     };

@@ -74,14 +74,10 @@ pub struct Request {
     pub progress: Option<std::time::Duration>,
 }
 
-/// How XOR / RS parity travels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    /// The pipelined ring of `redio_parity::ring` (the default).
-    Ring,
-    /// One `MPI_Ireduce_scatter_block` per piece (Gropp et al.), to compare.
-    ReduceScatter,
-}
+/// How XOR / RS parity travels: the configuration's `parity.engine`
+/// (the ring of `redio_parity::ring`, or one `MPI_Ireduce_scatter_block`
+/// per piece, as Gropp et al.).
+pub use redio_core::config::ParityEngine as Engine;
 
 /// What one rank did.
 #[derive(Debug, Clone)]
