@@ -106,9 +106,7 @@ def main():
     parser.add_argument("--cold", action="store_true",
                         help="drop the page cache before every read run (needs root): reads come from the disk")
     parser.add_argument("--plot", default="protocols.png", help="file name under docs/img/ ('' for none)")
-    parser.add_argument("--mpi", default="mpich", choices=["mpich", "openmpi", "openmpi5"],
-                        help="openmpi5 fails for now: `redio bench` compiles with mpicc.openmpi5, "
-                             "which does not exist")
+    parser.add_argument("--mpi", default="mpich", choices=["mpich", "openmpi", "openmpi5"])
     parser.add_argument("--only", default=None,
                         help="measure only these, e.g. read:chunked-chained,write:distributed")
     parser.add_argument("--degrees", default="1,2,3", help="replication degrees to measure")

@@ -48,6 +48,16 @@ impl Flavour {
         }
     }
 
+    /// The C compiler wrapper of this implementation (`mpicc.mpich`,
+    /// `mpicc.openmpi`, or for Open MPI 5 the `mpicc` of [`openmpi5_home`]).
+    pub fn compiler(self) -> Result<PathBuf, String> {
+        match self {
+            Flavour::Mpich => Ok("mpicc.mpich".into()),
+            Flavour::Openmpi => Ok("mpicc.openmpi".into()),
+            Flavour::Openmpi5 => Ok(openmpi5_home()?.join("bin/mpicc")),
+        }
+    }
+
     /// Chooses the flavour: the explicit one, else `REDIO_MPI`, else the
     /// launcher environment this process runs in (Open MPI sets
     /// `OMPI_COMM_WORLD_RANK`, MPICH's Hydra sets `PMI_RANK`), else MPICH.

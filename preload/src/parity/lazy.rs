@@ -62,8 +62,9 @@ pub fn closing(fd: libc::c_int) {
     if DIRTY.load(Ordering::Relaxed) || InsideMpi::active() {
         return;
     }
+    // The real fcntl: `libc::fcntl` would bind to redio's own hook.
     // SAFETY: F_GETFL only reads the descriptor's flags.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let flags = unsafe { crate::sys::real::fcntl(fd, libc::F_GETFL, 0) };
     if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
         return;
     }

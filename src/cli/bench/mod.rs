@@ -241,8 +241,9 @@ fn compile_io_loop(flavour: Flavour, out: &Path) -> Result<PathBuf, String> {
     let source = out.join("io_loop.c");
     let exe = out.join(format!("io_loop.{}", flavour.key()));
     std::fs::write(&source, IO_LOOP_C).map_err(|e| format!("{}: {e}", source.display()))?;
-    let mpicc = format!("mpicc.{}", flavour.key());
-    let status = Command::new(&mpicc)
+    let mpicc = flavour.compiler()?;
+    let mpicc = mpicc.display();
+    let status = Command::new(mpicc.to_string())
         .args(["-O2", "-o"])
         .arg(&exe)
         .arg(&source)
