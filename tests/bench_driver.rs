@@ -60,8 +60,9 @@ fn a_short_sweep_produces_results_and_plots() {
         assert!(rate > 0.0, "{row}");
         assert_eq!(fields[9], "", "no --traffic, no bytes on the wire: {row}");
     }
-    let json = std::fs::read_to_string(out.join("results.json")).unwrap();
-    assert_eq!(json.matches("\"protocol\"").count(), rows.len());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["samples"].as_array().unwrap().len(), rows.len());
     let md = std::fs::read_to_string(out.join("results.md")).unwrap();
     assert!(
         md.contains("| read | 1MiB | distributed-chunked | 2 |"),
@@ -177,6 +178,60 @@ fn the_crc_family_compares_crc32_with_a_copy_and_a_plain_read() {
     assert_eq!(kinds(&rows), expected);
     assert!(md.contains("| memory | 1MiB | crc32 | 1 |"), "{md}");
     assert_png(&out, "bench-memory.png");
+    assert_machine_recorded(&md, &out);
+}
+
+/// results.md begins with the machine block and results.json carries the
+/// same machine, with the load at both ends of the run.
+fn assert_machine_recorded(md: &str, out: &std::path::Path) {
+    assert!(md.starts_with("Machine: "), "{md}");
+    for part in [
+        "logical cores",
+        "\n- CPU features: AVX2 ",
+        ", GFNI ",
+        "; MPI: MPICH ",
+        "\n- Run: ",
+        " at start → ",
+    ] {
+        assert!(md.contains(part), "no {part:?} in\n{md}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let machine = &json["machine"];
+    assert!(
+        machine["cpu"]["logical_cores"].as_u64().unwrap() >= 1,
+        "{machine}"
+    );
+    assert!(machine["cpu"]["features"]["avx2"].is_boolean(), "{machine}");
+    assert!(machine["load_end"]["one"].is_number(), "{machine}");
+    assert!(!json["samples"].as_array().unwrap().is_empty());
+}
+
+/// `redio bench --machine` prints the block alone: no directory, nothing
+/// measured, every implementation asked for.
+#[test]
+fn the_machine_block_alone_needs_no_directory() {
+    let out = Command::new(env!("CARGO_BIN_EXE_redio"))
+        .args(["bench", "--machine", "--mpi", "mpich,openmpi"])
+        .args(["--load-start", "0.50 0.40 0.30 1/100 42"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("Machine: "), "{stdout}");
+    assert!(
+        stdout.contains("; MPI: MPICH ") && stdout.contains(", Open MPI "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("load average (1 min) 0.50 at start → "),
+        "{stdout}"
+    );
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
 }
 
 #[test]
@@ -232,6 +287,9 @@ fn bad_arguments_are_refused_with_the_reason() {
     assert!(run(&["--dir", d, "--blocks", "lots"]).contains("--blocks \"lots\""));
     assert!(run(&["--dir", "/nonexistent/x"]).contains("not a directory"));
     assert!(run(&["--dir", d, "--replica-dir", "/tmp/r"]).contains("{replica}"));
+    assert!(run(&["--dir", d, "--mpi", "mpich,openmpi"]).contains("one implementation"));
+    assert!(run(&[]).contains("--dir"));
+    assert!(run(&["--machine", "--load-start", "high"]).contains("/proc/loadavg"));
     let parity = |schemes: &str, ranks: &str| {
         run(&[
             "--family",

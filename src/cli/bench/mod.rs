@@ -12,15 +12,22 @@
 //!
 //! The directory can be node-local storage, a user's NFS/Lustre/GPFS mount,
 //! or the emulated cluster's mounts (`cluster/redio-cluster`).
+//!
+//! Every result records the machine it ran on ([`machine`]): results.json
+//! has a `machine` object and results.md begins with the machine block,
+//! which `redio bench --machine` prints alone (for the scripts in
+//! `benches/` that lay out their own tables).
 
 mod crc;
 mod interposition;
+pub mod machine;
 mod parity;
 mod protocols;
 mod results;
 
 use super::flavour::Flavour;
 use crate::config::parse_size;
+use machine::{LoadAverage, Machine};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -48,8 +55,8 @@ pub struct BenchArgs {
     pub family: Family,
     /// The directory the application writes and reads (its path as the
     /// application sees it).
-    #[arg(long)]
-    pub dir: PathBuf,
+    #[arg(long, required_unless_present = "machine")]
+    pub dir: Option<PathBuf>,
     /// Per-replica directory, with `{replica}`: the application's `--dir`
     /// is remapped to it for each replica (one server per replica).
     #[arg(long)]
@@ -106,9 +113,10 @@ pub struct BenchArgs {
     /// python3; scripts/setup.sh installs it into .venv/).
     #[arg(long)]
     pub plot: bool,
-    /// MPI implementation (default: $REDIO_MPI, else mpich).
-    #[arg(long, value_enum)]
-    pub mpi: Option<Flavour>,
+    /// MPI implementation (default: $REDIO_MPI, else mpich). With
+    /// `--machine`, several may be given (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub mpi: Vec<Flavour>,
     /// Count the bytes on the wire: a shell command that prints two numbers,
     /// the bytes the storage has received and sent so far (on the emulated
     /// cluster: `cluster/redio-cluster traffic --root ROOT`; elsewhere e.g.
@@ -119,6 +127,17 @@ pub struct BenchArgs {
     /// Longest a single run may take.
     #[arg(long, default_value_t = 600)]
     pub timeout_seconds: u64,
+    /// Print the machine block (CPU, its AVX2/AVX-512/GFNI/CRC features,
+    /// cores, memory, kernel, MPI version, date, redio commit, load
+    /// average) and measure nothing; every benchmark's results.md begins
+    /// with the same block.
+    #[arg(long)]
+    pub machine: bool,
+    /// With `--machine`: the load average when the caller's measurement
+    /// started (the first numbers of /proc/loadavg then), printed as
+    /// "start → now".
+    #[arg(long, requires = "machine", value_name = "LOADAVG")]
+    pub load_start: Option<String>,
 }
 
 /// The checked arguments every family works from.
@@ -135,14 +154,19 @@ struct Plan {
 
 /// Runs `redio bench`.
 pub fn bench(args: BenchArgs) -> ExitCode {
+    if args.machine {
+        return print_machine(&args);
+    }
     let outcome = prepare(&args).and_then(|plan| {
+        let mut machine = Machine::collect(&[plan.flavour]);
         let samples = match args.family {
             Family::Protocols => protocols::sweep(&args, &plan),
             Family::Interposition => interposition::sweep(&args, &plan),
             Family::Crc => crc::sweep(&args, &plan),
             Family::Parity => parity::sweep(&args, &plan),
         }?;
-        results::write(&args, &plan, &samples)?;
+        machine.finish();
+        results::write(&args, &plan, &machine, &samples)?;
         if args.plot {
             results::plot(&args, &plan)?;
         }
@@ -157,8 +181,46 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     }
 }
 
+/// `redio bench --machine`: the machine block of `--mpi` (all of them
+/// given; else the one a benchmark would use), with the load since
+/// `--load-start` if given.
+fn print_machine(args: &BenchArgs) -> ExitCode {
+    let flavours = if args.mpi.is_empty() {
+        match Flavour::resolve(None) {
+            Ok(flavour) => vec![flavour],
+            Err(message) => {
+                eprintln!("redio bench: {message}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        args.mpi.clone()
+    };
+    let mut machine = Machine::collect(&flavours);
+    if let Some(start) = &args.load_start {
+        let Some(load) = LoadAverage::parse(start) else {
+            eprintln!(
+                "redio bench: --load-start {start:?}: expected the three numbers of /proc/loadavg"
+            );
+            return ExitCode::FAILURE;
+        };
+        machine.load_start = Some(load);
+        machine.finish();
+    }
+    print!("{}", machine.markdown());
+    ExitCode::SUCCESS
+}
+
 fn prepare(args: &BenchArgs) -> Result<Plan, String> {
-    let flavour = Flavour::resolve(args.mpi)?;
+    let flavour = match args.mpi.as_slice() {
+        [] => Flavour::resolve(None)?,
+        [flavour] => *flavour,
+        _ => {
+            return Err(
+                "--mpi: one implementation per benchmark (several only with --machine)".into(),
+            )
+        }
+    };
     if args.reps == 0 {
         return Err("--reps must be at least 1".into());
     }
@@ -182,7 +244,7 @@ fn prepare(args: &BenchArgs) -> Result<Plan, String> {
     size("--chunk", &args.chunk)?;
     let absolute =
         |path: &Path| std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()));
-    let dir = absolute(&args.dir)?;
+    let dir = absolute(args.dir.as_deref().ok_or("--dir is required")?)?;
     let replica_dir = match &args.replica_dir {
         Some(template) if !template.contains("{replica}") => {
             return Err(format!(

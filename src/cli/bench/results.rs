@@ -2,6 +2,7 @@
 //! and interleaved, then results.csv, results.json, results.md (median,
 //! min–max and the ratio to the family's baseline) and the plots.
 
+use super::machine::Machine;
 use super::{BenchArgs, Family, Plan};
 use std::fmt::Write as _;
 use std::process::Command;
@@ -109,13 +110,25 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// Writes results.{csv,json,md} and prints the Markdown table.
-pub(super) fn write(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result<(), String> {
+/// Writes results.{csv,json,md} and prints the Markdown table, below the
+/// block of the machine it ran on (in results.json: `machine`, beside the
+/// runs in `samples`).
+pub(super) fn write(
+    args: &BenchArgs,
+    plan: &Plan,
+    machine: &Machine,
+    samples: &[Sample],
+) -> Result<(), String> {
     let topology = &args.topology;
     let mut csv = String::from(
         "kind,topology,mode,protocol,degree,block,total,seconds,mib_per_s,wire_bytes\n",
     );
-    let mut json = String::from("[\n");
+    let machine_json = serde_json::to_string_pretty(&machine.to_json())
+        .map_err(|e| format!("results.json: {e}"))?;
+    let mut json = format!(
+        "{{\n  \"machine\": {},\n  \"samples\": [\n",
+        machine_json.replace('\n', "\n  ")
+    );
     for (i, s) in samples.iter().enumerate() {
         let p = &s.point;
         let rate = mib_per_s(p.total, s.seconds);
@@ -127,7 +140,7 @@ pub(super) fn write(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result
         );
         let _ = writeln!(
             json,
-            "  {{\"kind\": {:?}, \"topology\": \"{topology}\", \"mode\": \"{}\", \"protocol\": {:?}, \
+            "    {{\"kind\": {:?}, \"topology\": \"{topology}\", \"mode\": \"{}\", \"protocol\": {:?}, \
              \"degree\": {}, \"block\": {}, \"total\": {}, \"seconds\": {:.6}, \"mib_per_s\": {rate:.1}, \
              \"wire_bytes\": {}}}{}",
             args.kind,
@@ -141,8 +154,8 @@ pub(super) fn write(args: &BenchArgs, plan: &Plan, samples: &[Sample]) -> Result
             if i + 1 < samples.len() { "," } else { "" }
         );
     }
-    json.push_str("]\n");
-    let md = table(args.family, samples);
+    json.push_str("  ]\n}\n");
+    let md = format!("{}\n{}", machine.markdown(), table(args.family, samples));
     for (name, text) in [
         ("results.csv", &csv),
         ("results.json", &json),
