@@ -21,8 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REDIO = os.environ.get("REDIO", os.path.join(ROOT, "target", "release", "redio"))
+from bench_cli import REDIO, ROOT, print_machine
 
 
 def config(tmp, name, data_dir, replica_dir, read, write):
@@ -106,6 +105,7 @@ def main():
                     b = statistics.median(rates[(protocol, degree, "b")])
                     print(f"| {mode} | {protocol} | {degree} | {block} | {none:.1f} | {a:.1f} | {b:.1f} | "
                           f"{a / none:.2f} | {b / none:.2f} | {b / a:.2f} |", flush=True)
+    print_machine("mpich")
 
 
 if __name__ == "__main__":

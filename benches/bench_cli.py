@@ -4,6 +4,10 @@ tables of docs/benchmarks.md (benches/protocols.py, benches/interposition.py).
 `redio bench` is the one driver: it compiles benches/io_loop.c, runs every
 point under `redio run` (or natively), repeats and interleaves them and
 writes results.csv. These helpers run it and read that file back.
+
+Every script whose tables go to docs/benchmarks.md imports this module
+first thing and calls `print_machine` once, after its tables: the machine
+block of `redio bench --machine` (docs/benchmarks.md, "Machines").
 """
 import csv
 import os
@@ -15,6 +19,36 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REDIO = os.environ.get("REDIO", os.path.join(ROOT, "target", "release", "redio"))
 MiB = 1 << 20
+
+
+def _loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+# /proc/loadavg when the script started (it imports this module first).
+LOAD_AT_START = _loadavg()
+
+
+def print_machine(mpi="mpich"):
+    """Prints the block of `redio bench --machine` for MPI (one name, or
+    several comma-separated): CPU and its AVX2/AVX-512/GFNI/CRC features,
+    cores, memory, kernel, MPI version, date, redio commit, and the load
+    average from the script's start to now. Never fails the script: if
+    redio cannot tell, the block says so."""
+    command = [REDIO, "bench", "--machine", "--mpi", mpi]
+    if LOAD_AT_START:
+        command += ["--load-start", LOAD_AT_START]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        block = result.stdout if result.returncode == 0 else ""
+        why = result.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        block, why = "", str(e)
+    print("\n" + (block or f"Machine: unknown ({REDIO} bench --machine: {why})\n"), end="", flush=True)
 
 
 def bench(out, args, env=None):

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_cli import MiB, REDIO, ROOT, human
+from bench_cli import MiB, REDIO, ROOT, human, print_machine
 
 # The C compiler wrapper of each MPI redio runs on (Open MPI 5 lives in the
 # project's venv, installed by scripts/setup.sh).
@@ -176,6 +176,11 @@ def main():
     if not args.no_overhead:
         overhead(compile_loop(), work, args.reps, blocks)
     subprocess.run(["rm", "-rf", work])
+    # The overhead runs on MPICH.
+    mpis = list(dict.fromkeys(filter(None, args.mpi.split(","))))
+    if not args.no_overhead and "mpich" not in mpis:
+        mpis.append("mpich")
+    print_machine(",".join(mpis))
 
 
 if __name__ == "__main__":

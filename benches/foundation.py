@@ -21,9 +21,9 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_cli import REDIO, ROOT, print_machine
+
 BUILD = os.path.join(ROOT, "target", "bench")
-REDIO = os.path.join(ROOT, "target", "release", "redio")
 TIMEOUT = 300
 
 
@@ -102,6 +102,7 @@ def main():
     args = parser.parse_args()
     startup(args.reps)
     oversubscription(max(3, args.reps // 3), args.work)
+    print_machine("mpich")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_cli import MiB, ROOT, bench, by_total, human, medians, save_plot
+from bench_cli import MiB, ROOT, bench, by_total, human, medians, print_machine, save_plot
 
 TIMEOUT = 600
 
@@ -146,6 +146,7 @@ def main():
         exe = pass_through(work, os.path.join(args.out, "pass-through"), args.reps)
         hook_cost(exe, work)
         coordinated(work, os.path.join(args.out, "coordinated"), max(3, args.reps // 2), blocks)
+    print_machine("mpich")
 
 
 if __name__ == "__main__":

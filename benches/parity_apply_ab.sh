@@ -8,6 +8,7 @@
 # Usage: benches/parity_apply_ab.sh LIB_DIR_A LIB_DIR_B [N] [SIZE_MIB] [REPS] [BASE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/machine.sh
 source benches/parity_lib.sh
 a=$1 b=$2 n=${3:-2} mib=${4:-64} reps=${5:-7} base=${6:-/dev/shm/redio-parity-ab}
 redio=${REDIO:-$PWD/target/release/redio}
@@ -31,3 +32,4 @@ ma=$(printf '%s\n' "${ra[@]}" | median)
 mb=$(printf '%s\n' "${rb[@]}" | median)
 printf 'XOR %d ranks x %d MiB on %s, %d runs each: A %s MB/s (%s), B %s MB/s (%s), B/A %.2f\n' \
   "$n" "$mib" "$base" "$reps" "$ma" "${ra[*]}" "$mb" "${rb[*]}" "$(echo "$mb / $ma" | bc -l)"
+print_machine mpich

@@ -10,6 +10,7 @@
 # MPICH only; not part of the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/machine.sh
 source benches/parity_lib.sh
 disk=${1:-/var/tmp/redio-parity-mpi-bench}
 reps=${2:-3}
@@ -60,3 +61,4 @@ for place in /dev/shm/redio-parity-mpi-bench "$disk"; do
     done
   done
 done
+print_machine mpich

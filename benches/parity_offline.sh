@@ -5,6 +5,7 @@
 # Usage: benches/parity_offline.sh [BASE] [REPS]   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/machine.sh
 source benches/parity_lib.sh
 base=${1:-/dev/shm/redio-parity-bench}
 reps=${2:-5}
@@ -36,3 +37,4 @@ for mib in 64 256; do
   run rs:2 4 $mib
 done
 rm -rf "$base"
+print_machine mpich

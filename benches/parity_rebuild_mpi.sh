@@ -11,6 +11,7 @@
 # Usage: benches/parity_rebuild_mpi.sh [BASE] [REPS] [SIZE_MIB]  (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/machine.sh
 source benches/parity_lib.sh
 base=${1:-/dev/shm/redio-parity-rebuild-bench}
 reps=${2:-3}
@@ -45,3 +46,4 @@ run xor 4 1
 run rs:2 3 1
 run rs:2 4 1
 run rs:2 4 2
+print_machine mpich

@@ -21,7 +21,7 @@ import argparse
 import os
 import tempfile
 
-from bench_cli import MiB, ROOT, bench, by_total, human, medians, save_plot
+from bench_cli import MiB, ROOT, bench, by_total, human, medians, print_machine, save_plot
 
 READS = ["simple", "extended-simple", "read-distribute", "read-distribute:novote", "chained",
          "chunked-chained", "distributed-chunked", "distributed-chunked:novote", "auto"]
@@ -119,6 +119,7 @@ def main():
         m = measure(work, args.out, args.reps, [int(b) for b in args.blocks.split(",")], args.cold,
                     args.mpi, only, degrees)
     report(m, args.cold, args.mpi, degrees)
+    print_machine(args.mpi)
     if args.plot:
         plot(m, args.plot, 2 if 2 in degrees else degrees[0])
 

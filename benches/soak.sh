@@ -9,6 +9,7 @@
 # Prints the trial counts and every failure; exit status 0 only if none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benches/machine.sh
 trials=${1:-500}
 mpi=${2:-mpich}
 hogs=()
@@ -24,4 +25,5 @@ REDIO_FT_KILL_TRIALS=$trials cargo test --release --locked -p redio --test fault
   "survivors_finish_after_sigkill_at_a_random_moment_$mpi" -- --nocapture >"$log" 2>&1 || status=$?
 grep -E "^signal trials:|^fault trials: REDIO_FT_SEED" "$log" || true
 grep -B1 -A1 "^  failed:" "$log" | cut -c1-300 | head -60 || true
+print_machine "$mpi"
 exit "$status"

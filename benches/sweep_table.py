@@ -3,7 +3,8 @@
 operation, protocol and degree, the median throughput relative to None at
 r=1 of the same run, for every topology and block size of one kind. With
 --wire: the median bytes on the wire over the file's bytes instead (runs
-made with `redio bench --traffic`).
+made with `redio bench --traffic`). Then the machine each run recorded
+(the block at the top of its results.md).
 
 Usage: benches/sweep_table.py KIND [DIR] [--wire]   (DIR: target/bench-emulated)
 """
@@ -19,6 +20,17 @@ def size(n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
     return f"{n} B"
+
+
+def machine(path):
+    """The machine block `redio bench` put at the top of results.md (the
+    lines before the table), or a note that the run did not record it."""
+    try:
+        with open(path) as f:
+            head = f.read().split("\n| ", 1)[0].strip()
+    except OSError:
+        return "machine not recorded (no results.md)"
+    return head if head.startswith("Machine:") else "machine not recorded (a run before redio bench recorded it)"
 
 
 def main():
@@ -62,6 +74,8 @@ def main():
         if base:
             print(f"\nNone r=1, {label[topology]}, {size(block)}: {min(base):.0f}–{max(base):.0f} MiB/s", end="")
     print()
+    for topology in dict.fromkeys(t for t, _ in columns):
+        print(f"\n{label[topology]} ({kind}-{topology}):\n\n{machine(os.path.join(root, f'{kind}-{topology}', 'results.md'))}")
 
 
 if __name__ == "__main__":

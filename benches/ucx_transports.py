@@ -20,7 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_cli import ROOT, print_machine
+
 SETTINGS = [
     ("UCX default", {}),
     ("UCX_RNDV_THRESH=inf (redio)", {"UCX_RNDV_THRESH": "inf"}),
@@ -76,6 +77,7 @@ def main():
             rt, bw = median(name, size, 0), median(name, size, 1)
             cells.append(f"{rt:.1f} µs, {bw:.0f} ({rt / base:.2f})")
         print(f"| {size} B | " + " | ".join(cells) + " |")
+    print_machine("mpich")
     if args.plot:
         import matplotlib
 
