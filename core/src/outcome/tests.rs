@@ -1,0 +1,287 @@
+//! Tests of the records and the verdict.
+
+use super::*;
+
+fn process(world_rank: u32, replica: u32, rank: u32) -> Process {
+    Process {
+        world_rank,
+        replica,
+        rank,
+    }
+}
+
+fn record(time: f64, p: Process, event: Event) -> Record {
+    Record {
+        time,
+        process: p,
+        bytes: Bytes::default(),
+        event,
+    }
+}
+
+#[test]
+fn records_round_trip_as_json_lines() {
+    let r = record(
+        1.5,
+        process(2, 0, 1),
+        Event::FailOver {
+            failed: vec![process(3, 1, 1)],
+            seq: 7,
+            operation: "write".into(),
+            path: "/s/out".into(),
+            redone: true,
+            degree: 1,
+            recovery_seconds: 0.25,
+        },
+    );
+    let line = r.to_line();
+    assert!(line.ends_with('\n') && line.contains("\"event\":\"fail-over\""));
+    assert_eq!(serde_json::from_str::<Record>(line.trim()).unwrap(), r);
+}
+
+#[test]
+fn a_job_completes_when_every_rank_finished_somewhere() {
+    // 2 ranks x 2 replicas; replica 1 of rank 0 died, rank 1 of replica 1 retired.
+    let records = vec![
+        record(
+            1.0,
+            process(0, 0, 0),
+            Event::FailOver {
+                failed: vec![process(2, 1, 0)],
+                seq: 3,
+                operation: "read".into(),
+                path: "f".into(),
+                redone: true,
+                degree: 1,
+                recovery_seconds: 0.1,
+            },
+        ),
+        record(
+            1.1,
+            process(3, 1, 1),
+            Event::Retired {
+                because: process(2, 1, 0),
+            },
+        ),
+        record(2.0, process(0, 0, 0), Event::Finished),
+        record(2.0, process(1, 0, 1), Event::Finished),
+    ];
+    let summary = summarize(&records, 2);
+    assert!(summary.completed && summary.had_failures());
+    assert_eq!(summary.failed.len(), 1);
+    assert_eq!(summary.failed[0].process.world_rank, 2);
+    assert_eq!(summary.retired, vec![process(3, 1, 1)]);
+    assert!(summary.describe().contains("failed: world rank 2"));
+}
+
+fn life(w: u32, time_us: u64, event: LifeEvent) -> Life {
+    Life {
+        time_us,
+        world_rank: w,
+        pid: 100 + w as i32,
+        event,
+    }
+}
+
+fn spawned(w: u32) -> Life {
+    life(w, 1, LifeEvent::Spawned { host: "h".into() })
+}
+
+fn exited(w: u32, time_us: u64, status: i32, how: ExitHow) -> Life {
+    life(w, time_us, LifeEvent::Exit { status, how })
+}
+
+/// 2 ranks x 2 replicas, block layout.
+fn judge_2x2(records: Vec<Record>, lives: Vec<Life>, launcher: Option<i32>) -> Summary {
+    let place = |w: u32| process(w, w / 2, w % 2);
+    judge(
+        &Run { records, lives },
+        &Shape {
+            ranks: 2,
+            processes: 4,
+            place: &place,
+        },
+        &Seen {
+            launcher: LauncherEnd {
+                code: launcher,
+                signal: None,
+            },
+            ..Seen::default()
+        },
+    )
+}
+
+/// Every process of a 2x2 job started and finished.
+fn all_finished() -> Vec<Record> {
+    let mut records = Vec::new();
+    for w in 0..4 {
+        records.push(record(1.0, process(w, w / 2, w % 2), Event::Started));
+        records.push(record(2.0, process(w, w / 2, w % 2), Event::Finished));
+    }
+    records
+}
+
+#[test]
+fn a_non_zero_exit_after_finalize_is_the_application_s_status() {
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.extend((0..4).map(|w| exited(w, 10 + u64::from(w), i32::from(w == 0), ExitHow::Exit)));
+    // The launcher said 0 (Open MPI 4.1 with --enable-recovery).
+    let summary = judge_2x2(all_finished(), lives, Some(0));
+    assert_eq!(summary.exit_code, 1);
+    assert!(summary.completed && summary.failed.is_empty());
+    assert_eq!(summary.exited_non_zero.len(), 1);
+    assert_eq!(summary.exited_non_zero[0].process.world_rank, 0);
+    assert_eq!(summary.processes[0].status, Some(1));
+}
+
+#[test]
+fn a_killed_process_is_failed_and_the_survivors_decide() {
+    let mut records = all_finished();
+    records.retain(|r| !(r.process.world_rank == 3 && r.event == Event::Finished));
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.extend((0..3).map(|w| exited(w, 10, 0, ExitHow::Exit)));
+    let summary = judge_2x2(records, lives, Some(9));
+    assert_eq!(summary.exit_code, 0, "{summary:#?}");
+    assert_eq!(summary.failed.len(), 1);
+    assert_eq!(summary.failed[0].process.world_rank, 3);
+    assert_eq!(summary.processes[3].end, "killed");
+}
+
+#[test]
+fn returning_without_finalize_does_not_complete() {
+    let records: Vec<Record> = (0..4)
+        .map(|w| record(1.0, process(w, w / 2, w % 2), Event::Started))
+        .collect();
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.extend((0..4).map(|w| exited(w, 10, 0, ExitHow::Exit)));
+    let summary = judge_2x2(records, lives, Some(0));
+    assert!(!summary.completed);
+    assert_eq!(summary.exit_code, EXIT_RANK_LOST);
+    assert_eq!(summary.failed.len(), 4);
+}
+
+#[test]
+fn a_crash_on_every_replica_of_a_rank_is_failed_and_lost() {
+    let mut records = all_finished();
+    records.retain(|r| r.process.rank != 1 || r.event == Event::Started);
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.push(exited(1, 10, 128 + 11, ExitHow::Signal));
+    lives.extend([0, 2].map(|w| exited(w, 10, 0, ExitHow::Exit)));
+    let summary = judge_2x2(records, lives, Some(0));
+    let failed: Vec<u32> = summary
+        .failed
+        .iter()
+        .map(|f| f.process.world_rank)
+        .collect();
+    assert_eq!(failed, [1, 3]);
+    assert_eq!(summary.unfinished_ranks, [1]);
+    assert_eq!(summary.exit_code, EXIT_RANK_LOST);
+    assert!(
+        summary.exited_non_zero.is_empty(),
+        "a signal is not the application's status"
+    );
+}
+
+#[test]
+fn a_program_that_dies_before_mpi_init_everywhere_gives_its_status() {
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.extend((0..4).map(|w| exited(w, 10 + u64::from(w), 1, ExitHow::Exit)));
+    let summary = judge_2x2(Vec::new(), lives, Some(0));
+    assert_eq!(summary.exit_code, 1);
+    assert!(!summary.completed);
+    assert_eq!(summary.exited_non_zero.len(), 4);
+}
+
+#[test]
+fn the_launcher_s_code_stands_when_no_process_was_seen() {
+    let summary = judge_2x2(Vec::new(), Vec::new(), Some(127));
+    assert_eq!(summary.exit_code, 127);
+    assert!(summary.failed.is_empty());
+    assert!(summary.processes.iter().all(|p| p.end == "unseen"));
+}
+
+#[test]
+fn a_killed_launcher_gives_128_plus_the_signal() {
+    let place = |w: u32| process(w, w / 2, w % 2);
+    let summary = judge(
+        &Run {
+            records: Vec::new(),
+            lives: (0..4).map(spawned).collect(),
+        },
+        &Shape {
+            ranks: 2,
+            processes: 4,
+            place: &place,
+        },
+        &Seen {
+            launcher: LauncherEnd {
+                code: None,
+                signal: Some(9),
+            },
+            interrupted: Some("killed".into()),
+            signal: None,
+            stopped_launcher: false,
+            killed: Vec::new(),
+        },
+    );
+    assert_eq!(summary.exit_code, 137);
+    assert_eq!(summary.failed.len(), 4);
+}
+
+#[test]
+fn a_launcher_redio_run_stopped_itself_is_not_a_cause() {
+    // World rank 0 exited with 7 during start-up; redio run ended the
+    // job and its SIGTERM killed the launcher.
+    let place = |w: u32| process(w, w / 2, w % 2);
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.push(exited(0, 10, 7, ExitHow::Exit));
+    let summary = judge(
+        &Run {
+            records: Vec::new(),
+            lives,
+        },
+        &Shape {
+            ranks: 2,
+            processes: 4,
+            place: &place,
+        },
+        &Seen {
+            launcher: LauncherEnd {
+                code: None,
+                signal: Some(15),
+            },
+            interrupted: Some("start-up".into()),
+            signal: None,
+            stopped_launcher: true,
+            killed: vec![1, 2, 3],
+        },
+    );
+    assert_eq!(summary.exit_code, 7);
+}
+
+#[test]
+fn life_lines_are_not_events_and_events_are_not_life_lines() {
+    let line = r#"{"time_us":5,"world_rank":2,"pid":7,"event":"exit","status":1,"how":"retired"}"#;
+    assert_eq!(
+        serde_json::from_str::<Life>(line).unwrap(),
+        exited(2, 5, 1, ExitHow::Retired).with_pid(7)
+    );
+    assert!(serde_json::from_str::<Record>(line).is_err());
+    let event = record(1.0, process(0, 0, 0), Event::Started).to_line();
+    assert!(serde_json::from_str::<Life>(event.trim()).is_err());
+}
+
+impl Life {
+    fn with_pid(mut self, pid: i32) -> Life {
+        self.pid = pid;
+        self
+    }
+}
+
+#[test]
+fn a_rank_without_a_finished_replica_is_lost() {
+    let records = vec![record(2.0, process(0, 0, 0), Event::Finished)];
+    let summary = summarize(&records, 2);
+    assert!(!summary.completed);
+    assert_eq!(summary.unfinished_ranks, vec![1]);
+}
