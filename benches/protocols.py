@@ -8,10 +8,10 @@ to a local directory declared shared, under each protocol at r = 1, 2, 3,
 against None at r=1 in the same interleaved loop. Reports the time
 relative to None r=1; writes docs/img/protocols.png.
 
-`NAME:novote` is NAME with `voting.enabled: false`: `redio bench` has no
-per-variant setting, so those variants run in a second invocation with
-REDIO_VOTING_ENABLED=false, alternated with the first repetition by
-repetition (each with its own None r=1, pooled).
+`NAME:novote` is NAME with `voting.enabled: false`: those two run in a
+second invocation with REDIO_VOTING_ENABLED=false, alternated with the
+first repetition by repetition (each with its own None r=1, pooled); a
+`redio bench --variant` would measure every protocol under both settings.
 
 Usage: benches/protocols.py [--reps N] [--blocks 65536,1048576,...] [--cold] [--plot NAME]
                             [--mpi mpich|openmpi|openmpi5] [--only read:NAME,write:NAME,...]

@@ -32,7 +32,7 @@ enum Command {
     },
     /// Measure the protocols on a directory (the paper's micro-benchmark):
     /// CSV, JSON, a Markdown table and, with --plot, PNG figures.
-    Bench(cli::bench::BenchArgs),
+    Bench(Box<cli::bench::BenchArgs>),
     /// Join the part files that Distributed Separate Write left beside
     /// each PATH into PATH itself.
     Join {
@@ -80,7 +80,7 @@ fn main() -> ExitCode {
                 redio::join::Tail::Drop
             },
         ),
-        Command::Bench(args) => cli::bench::bench(args),
+        Command::Bench(args) => cli::bench::bench(*args),
         Command::Parity(cmd) => cli::parity::run(cmd),
     }
 }

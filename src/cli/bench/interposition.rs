@@ -56,6 +56,7 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                         config: &config,
                         degree: 1,
                         mode,
+                        env: &[],
                     };
                     run.seconds(args, plan, block, total)
                 }

@@ -124,6 +124,15 @@ pub struct BenchArgs {
     /// received for writes and sent for reads.
     #[arg(long, value_name = "COMMAND")]
     pub traffic: Option<String>,
+    /// With `--family protocols`: measure every protocol point once per
+    /// variant, a name and the environment of its runs, e.g.
+    /// `--variant a:REDIO_LIB_DIR=/builds/a --variant b:REDIO_LIB_DIR=/builds/b`
+    /// (two builds of libredio.so) or `--variant novote:REDIO_VOTING_ENABLED=false`
+    /// (`NAME:KEY=VALUE[,KEY=VALUE…]`; `NAME:` alone is the plain
+    /// environment). Results name them `protocol@NAME`; None at r = 1
+    /// runs once, in the plain environment, interleaved with them all.
+    #[arg(long = "variant", value_name = "NAME:KEY=VALUE,…")]
+    pub variants: Vec<String>,
     /// Longest a single run may take.
     #[arg(long, default_value_t = 600)]
     pub timeout_seconds: u64,
@@ -140,6 +149,42 @@ pub struct BenchArgs {
     pub load_start: Option<String>,
 }
 
+/// One `--variant`: a name and the environment its runs get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Variant {
+    name: String,
+    env: Vec<(String, String)>,
+}
+
+impl Variant {
+    /// Parses `NAME:KEY=VALUE[,KEY=VALUE…]`.
+    fn parse(text: &str) -> Result<Variant, String> {
+        let bad = |why: &str| format!("--variant {text:?}: {why} (expected NAME:KEY=VALUE,…)");
+        let (name, settings) = text.split_once(':').ok_or_else(|| bad("no ':'"))?;
+        let name_ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !name_ok {
+            return Err(bad("the name must be letters, digits, '-' or '_'"));
+        }
+        let env = settings
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.split_once('=')
+                    .filter(|(k, _)| !k.is_empty())
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .ok_or_else(|| bad(&format!("{s:?} is not KEY=VALUE")))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Variant {
+            name: name.to_string(),
+            env,
+        })
+    }
+}
+
 /// The checked arguments every family works from.
 struct Plan {
     flavour: Flavour,
@@ -150,6 +195,8 @@ struct Plan {
     blocks: Vec<u64>,
     total: u64,
     out: PathBuf,
+    /// `--variant`s, in order (names unique).
+    variants: Vec<Variant>,
 }
 
 /// Runs `redio bench`.
@@ -264,6 +311,19 @@ fn prepare(args: &BenchArgs) -> Result<Plan, String> {
         .map_err(|e| format!("{}: {e}", args.out.display()))?;
     let out =
         std::fs::canonicalize(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    let variants = args
+        .variants
+        .iter()
+        .map(|v| Variant::parse(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, v) in variants.iter().enumerate() {
+        if variants[..i].iter().any(|w| w.name == v.name) {
+            return Err(format!("--variant {}: the name is given twice", v.name));
+        }
+    }
+    if !variants.is_empty() && args.family != Family::Protocols {
+        return Err("--variant: only with --family protocols".into());
+    }
     Ok(Plan {
         flavour,
         dir,
@@ -271,6 +331,7 @@ fn prepare(args: &BenchArgs) -> Result<Plan, String> {
         blocks,
         total,
         out,
+        variants,
     })
 }
 
@@ -368,4 +429,27 @@ fn drop_caches() -> Result<(), String> {
     std::fs::write("/proc/sys/vm/drop_caches", "3\n").map_err(|e| {
         format!("--drop-caches: cannot write /proc/sys/vm/drop_caches ({e}); run as root")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Variant;
+
+    #[test]
+    fn a_variant_is_a_name_and_its_environment() {
+        let v = Variant::parse("b:REDIO_LIB_DIR=/builds/b,REDIO_VOTING_ENABLED=false").unwrap();
+        assert_eq!(v.name, "b");
+        assert_eq!(
+            v.env,
+            [
+                ("REDIO_LIB_DIR".to_string(), "/builds/b".to_string()),
+                ("REDIO_VOTING_ENABLED".to_string(), "false".to_string())
+            ]
+        );
+        assert_eq!(Variant::parse("plain:").unwrap().env, []);
+        for bad in ["noname", ":K=V", "a b:K=V", "a:K", "a:=V"] {
+            let e = Variant::parse(bad).unwrap_err();
+            assert!(e.contains("--variant") && e.contains(bad), "{bad}: {e}");
+        }
+    }
 }

@@ -37,6 +37,7 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                 config: &seed,
                 degree: most,
                 mode: "write",
+                env: &[],
             };
             let largest = plan.blocks.iter().copied().max().unwrap_or(1);
             run.seconds(args, plan, largest, plan.total_for(largest))?;
@@ -52,15 +53,30 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
             };
             let mut points = vec![point("none", 1)];
             for protocol in &protocols {
-                points.extend(args.degrees.iter().map(|&d| point(protocol, d)));
+                for &degree in &args.degrees {
+                    if plan.variants.is_empty() {
+                        points.push(point(protocol, degree));
+                    }
+                    for v in &plan.variants {
+                        points.push(point(&format!("{protocol}@{}", v.name), degree));
+                    }
+                }
             }
             samples.extend(interleaved(args.reps, &points, |p| {
-                let (read, write) = if mode == "read" {
-                    (p.variant.as_str(), "none")
-                } else {
-                    ("none", p.variant.as_str())
+                // `protocol@variant`: the variant's environment for this run.
+                let (protocol, env) = match p.variant.split_once('@') {
+                    Some((protocol, name)) => {
+                        let v = plan.variants.iter().find(|v| v.name == name);
+                        (protocol, v.map_or(&[][..], |v| v.env.as_slice()))
+                    }
+                    None => (p.variant.as_str(), &[][..]),
                 };
-                let cfg = config(args, plan, &format!("{mode}-{}", p.variant), read, write)?;
+                let (read, write) = if mode == "read" {
+                    (protocol, "none")
+                } else {
+                    ("none", protocol)
+                };
+                let cfg = config(args, plan, &format!("{mode}-{protocol}"), read, write)?;
                 if mode == "read" && args.drop_caches {
                     drop_caches()?;
                 }
@@ -69,6 +85,7 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                     config: &cfg,
                     degree: p.degree,
                     mode,
+                    env,
                 };
                 let before = traffic(args)?;
                 let seconds = run.seconds(args, plan, block, total)?;
@@ -160,6 +177,8 @@ pub(super) struct Run<'a> {
     pub degree: u32,
     /// `write` or `read`.
     pub mode: &'static str,
+    /// Extra environment of the run (a `--variant`'s).
+    pub env: &'a [(String, String)],
 }
 
 impl Run<'_> {
@@ -184,6 +203,7 @@ impl Run<'_> {
             .arg(&plan.dir)
             .arg(block.to_string())
             .arg(total.to_string());
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
         let what = format!(
             "{} r={} block {block} with {}",
             self.mode,
