@@ -432,6 +432,47 @@ fn two_deaths_in_one_replica_set_within_one_operation_at_three_replicas() {
 }
 
 #[test]
+fn a_replica_dies_during_the_fail_over_itself_at_three_replicas() {
+    reference();
+    // Replica 0 of rank 0 dies in a write; replica 1 of rank 0 is SIGKILLed
+    // as it joins the survivors' meeting about that death: replica 2 meets
+    // again about both and finishes for both logical ranks.
+    let trial = Trial {
+        read: "simple",
+        write: "distributed",
+        degree: 3,
+        deaths: format!("{}:2:exit:1", world(0, 0)),
+        victims: vec![world(0, 0), world(1, 0)],
+    };
+    let area = Area::new("die-in-failover", trial.read, trial.write, "");
+    let job = area.run_on(
+        Mpi::Mpich,
+        trial.degree,
+        &[
+            ("REDIO_TEST_DIE", trial.deaths.clone()),
+            (
+                "REDIO_TEST_DIE_IN_FAILOVER",
+                format!("{}:kill", world(1, 0)),
+            ),
+        ],
+    );
+    assert!(
+        job.stderr
+            .contains("REDIO_TEST_DIE_IN_FAILOVER: dying (kill) in the survivors' meeting"),
+        "the second victim must die in the meeting, not elsewhere:\n{job:#?}"
+    );
+    check_outcome(
+        Mpi::Mpich,
+        &area,
+        &trial,
+        &job,
+        reference(),
+        "death in the fail-over",
+    )
+    .unwrap();
+}
+
+#[test]
 fn the_leader_dies_after_truncating_in_open() {
     reference();
     // Operation 0 is open(O_CREAT|O_TRUNC); operation 11 is fopen("w").

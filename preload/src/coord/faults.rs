@@ -101,17 +101,7 @@ fn die(death: Death) -> ! {
         death.seq,
         death.calls
     );
-    crate::state::report::event(redio_core::outcome::Event::Injected {
-        how: how.into(),
-        seq: death.seq,
-    });
-    // SAFETY: ending this process on purpose.
-    unsafe {
-        if let Some(signal) = death.signal {
-            libc::raise(signal);
-        }
-        libc::_exit(1)
-    }
+    crate::state::report::die_on_purpose(how, death.seq, death.signal)
 }
 
 static SWITCHES: OnceLock<Switches> = OnceLock::new();

@@ -199,6 +199,7 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
     if let Some(own) = watchdog::dead_in_own_replica() {
         watchdog::retire(own);
     }
+    die_in_failover_if_asked(old.members[old.me], seq);
     loop {
         let mask = mask_of(old, &dead);
         let survivors: Vec<usize> = (0..old.members.len())
@@ -247,6 +248,29 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
             }
         }
     }
+}
+
+/// Test hook: `REDIO_TEST_DIE_IN_FAILOVER=<world rank>[:kill]` makes that
+/// process die (`_exit(1)`, or SIGKILL) when it joins the survivors'
+/// meeting, so that a death during the fail-over itself is tested.
+fn die_in_failover_if_asked(me: u32, seq: u64) {
+    let Ok(spec) = std::env::var("REDIO_TEST_DIE_IN_FAILOVER") else {
+        return;
+    };
+    let (rank, how) = spec.split_once(':').unwrap_or((spec.as_str(), "exit"));
+    if rank.trim().parse::<u32>() != Ok(me) {
+        return;
+    }
+    let signal = (how == "kill").then_some(libc::SIGKILL);
+    crate::log!(
+        Warn,
+        "REDIO_TEST_DIE_IN_FAILOVER: dying ({how}) in the survivors' meeting after operation {seq}"
+    );
+    crate::state::report::die_on_purpose(
+        if signal.is_some() { "kill" } else { "exit" },
+        seq,
+        signal,
+    )
 }
 
 /// [`recover`] on the ULFM back-end: revoke, shrink, agree

@@ -46,3 +46,21 @@ pub fn event(event: Event) {
         }
     });
 }
+
+/// Ends this process as a test asked (`REDIO_TEST_DIE`,
+/// `REDIO_TEST_DIE_IN_FAILOVER`): records the planned death for `redio
+/// run` (an injected death is not the application's failure), then raises
+/// `signal`, or exits with status 1.
+pub fn die_on_purpose(how: &str, seq: u64, signal: Option<i32>) -> ! {
+    event(Event::Injected {
+        how: how.into(),
+        seq,
+    });
+    // SAFETY: ending this process on purpose.
+    unsafe {
+        if let Some(signal) = signal {
+            libc::raise(signal);
+        }
+        libc::_exit(1)
+    }
+}
