@@ -24,5 +24,6 @@ pub mod fsclass;
 pub mod join;
 pub mod outcome;
 pub mod plan;
+pub mod signals;
 pub mod startup;
 pub mod topology;

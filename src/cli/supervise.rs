@@ -19,6 +19,7 @@
 //! supervisor (`PR_SET_PDEATHSIG`), and the supervisor lets go of the PMI
 //! socket so that MPICH still sees the application's own death at once.
 
+use redio_core::signals::set_handler;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -111,26 +112,15 @@ fn release_pmi_socket() {
 
 fn install_handlers() {
     for signal in FORWARDED {
-        set_handler(signal, forward as extern "C" fn(i32) as usize);
+        set_handler(signal, forward);
     }
     for signal in ABSORBED {
-        set_handler(signal, absorb as extern "C" fn(i32) as usize);
+        set_handler(signal, absorb);
     }
 }
 
 /// Installs `handler` for `signal`. A handler (not `SIG_IGN`) so that the
 /// application, after exec, starts with the default dispositions.
-fn set_handler(signal: i32, handler: usize) {
-    // SAFETY: installing async-signal-safe handlers.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = handler;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(signal, &action, std::ptr::null_mut());
-    }
-}
-
 extern "C" fn forward(signal: i32) {
     let child = CHILD.load(Ordering::SeqCst);
     if child > 0 {

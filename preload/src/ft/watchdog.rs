@@ -26,6 +26,7 @@ use crate::sys::log;
 use crate::state::report;
 
 use redio_core::outcome::{Event, ExitHow, Process};
+use redio_core::signals::set_handler;
 use redio_core::topology::Topology;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -152,36 +153,41 @@ pub fn process(w: u32) -> Process {
 /// it, records it, says so if a logical rank has no replica left, and
 /// exits without `MPI_Finalize`.
 pub fn retire(dead: u32) -> ! {
-    liveness::note_failure();
     let because = process(dead);
-    crate::log!(
-        Warn,
-        "world rank {dead} (replica {}, rank {}) died: replica {} is retired, this process \
-         stops",
-        because.replica,
-        because.rank,
-        because.replica
-    );
-    report::event(Event::Retired { because });
-    if let Some(lost) = lost_rank() {
-        lost_rank_exit(lost);
-    }
-    leave(EXIT_RETIRED, ExitHow::Retired)
+    leave_as_replica(
+        because,
+        format_args!(
+            "world rank {dead} (replica {}, rank {}) died: replica {} is retired, this process \
+             stops",
+            because.replica, because.rank, because.replica
+        ),
+    )
 }
 
 /// Leaves the job because this process's replica was outvoted: it issued
 /// another call than the majority of its replica set (a divergence). Its
 /// replica stops like a failed one; the majority goes on without it.
 pub fn retire_diverged() -> ! {
+    let because = process(ME.get().copied().unwrap_or(0));
+    leave_as_replica(
+        because,
+        format_args!(
+            "replica {} diverged from its replica set: it is retired, this process stops",
+            because.replica
+        ),
+    )
+}
+
+/// The retirement of this process's replica `because` of a process (dead,
+/// or this one outvoted): says why, records it for `redio run`, and leaves
+/// (with the lost-rank status when no replica of some rank is left).
+fn leave_as_replica(because: Process, why: std::fmt::Arguments<'_>) -> ! {
     liveness::note_failure();
-    let me = ME.get().copied().unwrap_or(0);
-    let because = process(me);
-    crate::log!(
-        Warn,
-        "replica {} diverged from its replica set: it is retired, this process stops",
-        because.replica
-    );
+    crate::log!(Warn, "{why}");
     report::event(Event::Retired { because });
+    if let Some(lost) = lost_rank() {
+        lost_rank_exit(lost);
+    }
     leave(EXIT_RETIRED, ExitHow::Retired)
 }
 
@@ -227,19 +233,17 @@ pub fn lost_rank_exit(lost: u32) -> ! {
 /// fatal signals exit with 128 + signal instead of killing the process, so
 /// that MPICH's launcher treats the death as an exit and keeps the job.
 pub fn install_signal_handlers(convert_fatal: bool) {
-    // SAFETY: installing async-signal-safe handlers.
-    unsafe {
-        set_handler(libc::SIGUSR1, on_hint as extern "C" fn(i32) as usize);
-        if convert_fatal {
-            for signal in [
-                libc::SIGSEGV,
-                libc::SIGBUS,
-                libc::SIGFPE,
-                libc::SIGILL,
-                libc::SIGABRT,
-            ] {
-                set_handler(signal, on_fatal as extern "C" fn(i32) as usize);
-            }
+    // Both handlers are async-signal-safe.
+    set_handler(libc::SIGUSR1, on_hint);
+    if convert_fatal {
+        for signal in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGABRT,
+        ] {
+            set_handler(signal, on_fatal);
         }
     }
 }
@@ -260,14 +264,6 @@ pub fn ignore_broken_pipes() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-}
-
-unsafe fn set_handler(signal: i32, handler: usize) {
-    let mut action: libc::sigaction = std::mem::zeroed();
-    action.sa_sigaction = handler;
-    action.sa_flags = libc::SA_RESTART;
-    libc::sigemptyset(&mut action.sa_mask);
-    libc::sigaction(signal, &action, std::ptr::null_mut());
 }
 
 extern "C" fn on_hint(_: i32) {
