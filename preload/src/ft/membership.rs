@@ -9,6 +9,7 @@
 //! survivors, and go on with positions renumbered (the first survivor
 //! leads). docs/fault-tolerance.md tells the whole story.
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::handle::HandleBits;
@@ -71,23 +72,14 @@ pub unsafe fn install_from_comm(comm: ffi::MPI_Comm, my_world_rank: u32) {
     let (mut me, mut size) = (0, 0);
     pmpi::PMPI_Comm_rank(comm, &mut me);
     pmpi::PMPI_Comm_size(comm, &mut size);
-    let mut members = vec![0u32; size.max(0) as usize];
-    let mut request = std::mem::zeroed();
-    // Both buffers outlive the request, waited for here.
-    let rc = {
-        pmpi::PMPI_Iallgather(
-            (&my_world_rank as *const u32).cast(),
-            1,
-            ffi::redio_mpi_int,
-            members.as_mut_ptr().cast(),
-            1,
-            ffi::redio_mpi_int,
-            comm,
-            &mut request,
-        )
-    };
-    crate::comm::collective::check(rc);
-    crate::comm::collective::check(poll::wait(&mut request));
+    // World ranks travel as MPI_INT, as they always did.
+    let mut members = vec![0i32; size.max(0) as usize];
+    collective::check(collective::allgather(
+        &[my_world_rank as i32],
+        &mut members,
+        comm,
+    ));
+    let members: Vec<u32> = members.iter().map(|&w| w as u32).collect();
     let replicas = (0..members.len() as u32).collect();
     install(comm, members, replicas, me.max(0) as usize);
 }

@@ -27,11 +27,13 @@
 //! ([`Unrecovered::Unreported`]) and the survivors meet by process id
 //! instead, as on the liveness back-end (`membership`).
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::mpix;
 use crate::comm::pmpi;
 use crate::comm::poll;
+use crate::comm::request::Op;
 use crate::ft::liveness;
 use crate::ft::watchdog;
 use crate::state::settings;
@@ -355,27 +357,10 @@ unsafe fn ranks_in(inner: ffi::MPI_Comm, outer: ffi::MPI_Comm) -> Result<Vec<i32
 /// `u64::MAX - seq` (the shim exports MPI_MIN), polled.
 fn furthest(comm: ffi::MPI_Comm, seq: u64) -> Result<u64, c_int> {
     let mine = u64::MAX - seq;
-    let mut least = 0u64;
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the wait below.
-    let rc = unsafe {
-        pmpi::PMPI_Iallreduce(
-            (&mine as *const u64).cast(),
-            (&mut least as *mut u64).cast(),
-            1,
-            ffi::redio_mpi_uint64,
-            ffi::redio_mpi_min,
-            comm,
-            &mut request,
-        )
-    };
-    let rc = if rc == unsafe { ffi::redio_mpi_success } {
-        poll::wait(&mut request)
-    } else {
-        rc
-    };
+    let mut least = [0u64];
+    let rc = collective::allreduce(&[mine], &mut least, Op::Min, comm);
     if rc == unsafe { ffi::redio_mpi_success } {
-        Ok(u64::MAX - least)
+        Ok(u64::MAX - least[0])
     } else {
         Err(rc)
     }
