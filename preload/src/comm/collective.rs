@@ -100,11 +100,16 @@ pub unsafe fn barrier(comm: ffi::MPI_Comm) {
     check(completed(ibarrier(comm), 0));
 }
 
-/// Waits for a posted collective that moves `bytes` ([`poll::until_moved`]),
+/// Waits for a posted collective that moves `bytes` ([`poll::wait_each`]),
 /// or returns the code that stopped its post.
 fn completed(posted: Result<Request<'_>, i32>, bytes: usize) -> i32 {
     match posted {
-        Ok(mut request) => poll::until_moved(bytes, poll::Watch::Nothing, None, || request.test()),
+        Ok(mut request) => poll::wait_each(
+            std::slice::from_mut(&mut request),
+            bytes,
+            poll::Watch::Nothing,
+            None,
+        ),
         Err(rc) => rc,
     }
 }
