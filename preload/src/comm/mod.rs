@@ -7,6 +7,11 @@
 //! - [`ffi`]: bindgen declarations of this implementation's `mpi.h`, plus the
 //!   handle constants exported by the C shim (`shim.c`);
 //! - [`pmpi`]: one stub per `PMPI_*` function, resolved with `dlsym`;
+//! - [`request`]: a pending nonblocking operation ([`request::Request`]),
+//!   which borrows its buffers until it is waited for;
+//! - [`p2p`]: point-to-point sends, receives and probes, posted nonblocking;
+//! - [`collective`]: rank and size, group communicators, and the typed
+//!   collectives (`allgather`, `allreduce`, `bcast`, `barrier`, …);
 //! - [`poll`]: nonblocking, polled waiting with back-off;
 //! - [`handle`]: MPI handles as plain bits, for atomics;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
@@ -16,7 +21,9 @@ pub mod collective;
 pub mod flavour;
 pub mod handle;
 pub mod mpix;
+pub mod p2p;
 pub mod poll;
+pub mod request;
 
 /// Raw declarations of the MPI implementation this library is built for.
 #[allow(

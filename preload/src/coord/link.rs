@@ -10,8 +10,9 @@
 
 use crate::comm::ffi;
 
-use crate::comm::pmpi;
+use crate::comm::p2p;
 use crate::comm::poll;
+use crate::comm::request::Request;
 use crate::ft::liveness;
 use crate::ft::membership;
 use crate::ft::ulfm;
@@ -86,79 +87,37 @@ impl MpiLink {
 }
 
 impl MpiLink {
-    /// Posts a receive of up to `buf.len()` bytes from `peer` into `buf`.
-    /// The caller completes the request before `buf` goes out of scope.
-    fn post_recv(
+    /// Posts a receive of up to `buf.len()` bytes from `peer` into `buf`,
+    /// which the request borrows until it is waited for or dropped.
+    fn post_recv<'b>(
         &self,
         peer: i32,
         tag: u32,
-        buf: &mut [u8],
-    ) -> Result<ffi::MPI_Request, LinkError> {
-        let (comm, at) = (self.comm, buf.as_mut_ptr().cast());
-        // SAFETY: `buf` stays borrowed until the request completes (callers
-        // wait for it before returning).
-        post(peer, buf.len(), |count, request| unsafe {
-            pmpi::PMPI_Irecv(
-                at,
-                count,
-                ffi::redio_mpi_byte,
-                peer,
-                tag as i32,
-                comm,
-                request,
-            )
-        })
+        buf: &'b mut [u8],
+    ) -> Result<Request<'b>, LinkError> {
+        message_count(peer, buf.len())?;
+        p2p::irecv(buf, peer, tag as i32, self.comm).map_err(|code| transport(peer as usize, code))
     }
 
     /// Posts a send of `data` to `peer`; completed like [`post_recv`](Self::post_recv).
-    fn post_send(&self, peer: i32, tag: u32, data: &[u8]) -> Result<ffi::MPI_Request, LinkError> {
-        let (comm, at) = (self.comm, data.as_ptr().cast());
-        // SAFETY: `data` stays borrowed until the request completes.
-        post(peer, data.len(), |count, request| unsafe {
-            pmpi::PMPI_Isend(
-                at,
-                count,
-                ffi::redio_mpi_byte,
-                peer,
-                tag as i32,
-                comm,
-                request,
-            )
-        })
+    fn post_send<'b>(&self, peer: i32, tag: u32, data: &'b [u8]) -> Result<Request<'b>, LinkError> {
+        message_count(peer, data.len())?;
+        p2p::isend(data, peer, tag as i32, self.comm).map_err(|code| transport(peer as usize, code))
     }
 
-    /// Waits for all `requests`; a truncated receive becomes
-    /// [`LinkError::TooLong`].
+    /// Waits for all `requests`, which move `bytes`. On an error the
+    /// caller drops them: the pending ones are cancelled and freed.
     fn finish(
         &self,
         replica: usize,
-        requests: &mut [ffi::MPI_Request],
-        statuses: &mut [ffi::MPI_Status],
+        requests: &mut [Request<'_>],
         bytes: usize,
     ) -> Result<(), LinkError> {
         let deadline = self.deadline_for(bytes);
-        match poll::wait_each_until(requests, statuses, bytes, self.watch(), deadline) {
+        match poll::wait_each(requests, bytes, self.watch(), deadline) {
             rc if rc == unsafe { ffi::redio_mpi_success } => Ok(()),
-            code => {
-                poll::abandon(requests);
-                Err(transport(replica, code))
-            }
+            code => Err(transport(replica, code)),
         }
-    }
-}
-
-/// Starts a nonblocking operation on a `len`-byte message with `start`
-/// (given the MPI count and the request to fill) and returns its request.
-fn post(
-    peer: i32,
-    len: usize,
-    start: impl FnOnce(i32, &mut ffi::MPI_Request) -> i32,
-) -> Result<ffi::MPI_Request, LinkError> {
-    let count = message_count(peer, len)?;
-    let mut request = unsafe { std::mem::zeroed() };
-    match start(count, &mut request) {
-        rc if rc == unsafe { ffi::redio_mpi_success } => Ok(request),
-        code => Err(transport(peer as usize, code)),
     }
 }
 
@@ -169,14 +128,6 @@ fn message_count(peer: i32, len: usize) -> Result<i32, LinkError> {
         len,
         capacity: i32::MAX as usize,
     })
-}
-
-/// The byte count of a completed receive.
-fn received_len(status: &ffi::MPI_Status) -> usize {
-    let mut count = 0;
-    // SAFETY: `status` belongs to a completed receive.
-    unsafe { pmpi::PMPI_Get_count(status, ffi::redio_mpi_byte, &mut count) };
-    count.max(0) as usize
 }
 
 /// The link error for a failed wait: a dead peer, a deadline, or the
@@ -202,8 +153,7 @@ impl ReplicaLink for MpiLink {
     fn send(&mut self, to: usize, tag: u32, data: &[u8]) -> Result<(), LinkError> {
         let peer = self.check(to)?;
         let mut requests = [self.post_send(peer, tag, data)?];
-        let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-        self.finish(to, &mut requests, &mut statuses, data.len())
+        self.finish(to, &mut requests, data.len())
     }
 
     fn send_overlapping(
@@ -217,17 +167,15 @@ impl ReplicaLink for MpiLink {
         let mut requests = [self.post_send(peer, tag, data)?];
         // The receiver copies while this replica does `meanwhile`.
         meanwhile();
-        let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-        self.finish(to, &mut requests, &mut statuses, data.len())
+        self.finish(to, &mut requests, data.len())
     }
 
     fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
         let peer = self.check(from)?;
         let bytes = buf.len();
         let mut requests = [self.post_recv(peer, tag, buf)?];
-        let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-        self.finish(from, &mut requests, &mut statuses, bytes)?;
-        Ok(received_len(&statuses[0]))
+        self.finish(from, &mut requests, bytes)?;
+        Ok(requests[0].received_bytes().unwrap_or(0))
     }
 
     fn sendrecv_into(
@@ -238,48 +186,35 @@ impl ReplicaLink for MpiLink {
         buf: &mut [u8],
     ) -> Result<usize, LinkError> {
         let rank = self.check(peer)?;
+        let bytes = data.len().max(buf.len());
         // Both directions at once: the two copies run on both cores.
-        let receive = self.post_recv(rank, tag, buf)?;
+        let mut receive = self.post_recv(rank, tag, buf)?;
         let send = match self.post_send(rank, tag, data) {
             Ok(send) => send,
             Err(e) => {
-                let mut pending = [receive];
-                // SAFETY: cancelling and completing our own posted receive.
-                unsafe { pmpi::PMPI_Cancel(&mut pending[0]) };
-                let mut statuses: [ffi::MPI_Status; 1] = unsafe { std::mem::zeroed() };
-                poll::wait_each(&mut pending, &mut statuses, 0, self.watch());
+                receive.cancel();
+                poll::wait_each(std::slice::from_mut(&mut receive), 0, self.watch(), None);
                 return Err(e);
             }
         };
         let mut requests = [receive, send];
-        let mut statuses: [ffi::MPI_Status; 2] = unsafe { std::mem::zeroed() };
-        self.finish(
-            peer,
-            &mut requests,
-            &mut statuses,
-            data.len().max(buf.len()),
-        )?;
-        Ok(received_len(&statuses[0]))
+        self.finish(peer, &mut requests, bytes)?;
+        Ok(requests[0].received_bytes().unwrap_or(0))
     }
 
     fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError> {
         let peer = self.check(from)?;
-        let success = unsafe { ffi::redio_mpi_success };
         // The size is not known in advance: probe (polled), then receive.
-        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        let mut probed = None;
         let rc = poll::until_moved(0, self.watch(), self.deadline_for(0), || {
-            let mut found = 0;
-            // SAFETY: probing on a valid communicator into a local status.
-            match unsafe { pmpi::PMPI_Iprobe(peer, tag as i32, self.comm, &mut found, &mut status) }
-            {
-                rc if rc == success => Ok(found != 0),
-                code => Err(code),
-            }
+            probed = p2p::iprobe(peer, tag as i32, self.comm)?;
+            Ok(probed.is_some())
         });
-        if rc != success {
+        if rc != unsafe { ffi::redio_mpi_success } {
             return Err(transport(from, rc));
         }
-        let mut data = vec![0u8; received_len(&status)];
+        let len = probed.map_or(0, |p| p.bytes().unwrap_or(0));
+        let mut data = vec![0u8; len];
         let len = self.recv_into(from, tag, &mut data)?;
         data.truncate(len);
         Ok(data)

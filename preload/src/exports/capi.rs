@@ -1,9 +1,10 @@
 //! The C API declared in `include/redio.h`.
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::pmpi;
-use crate::comm::poll;
+use crate::comm::request::Op;
 use crate::state::world;
 use crate::state::world::Identity;
 use crate::state::world::Mode;
@@ -34,33 +35,17 @@ pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c
         return -1;
     }
     let comm = world::real_world();
-    let (world_rank, world_size) = crate::comm::collective::rank_and_size(comm);
-    let (replica, degree) = crate::comm::collective::rank_and_size(replica_set);
+    let (world_rank, world_size) = collective::rank_and_size(comm);
+    let (replica, degree) = collective::rank_and_size(replica_set);
     // Identify each replica set by its lowest world rank.
     let mut lowest = world_rank as c_int;
-    let mut request = std::mem::zeroed();
-    crate::comm::collective::check(pmpi::PMPI_Iallreduce(
-        ffi::redio_mpi_in_place,
-        (&mut lowest as *mut c_int).cast(),
-        1,
-        ffi::redio_mpi_int,
-        ffi::redio_mpi_min,
+    collective::check(collective::allreduce_in_place(
+        std::slice::from_mut(&mut lowest),
+        Op::Min,
         replica_set,
-        &mut request,
     ));
-    crate::comm::collective::check(poll::wait(&mut request));
     let mut ids = vec![0 as c_int; world_size as usize];
-    crate::comm::collective::check(pmpi::PMPI_Iallgather(
-        (&lowest as *const c_int).cast(),
-        1,
-        ffi::redio_mpi_int,
-        ids.as_mut_ptr().cast(),
-        1,
-        ffi::redio_mpi_int,
-        comm,
-        &mut request,
-    ));
-    crate::comm::collective::check(poll::wait(&mut request));
+    collective::check(collective::allgather(&[lowest], &mut ids, comm));
     let mut distinct = ids.clone();
     distinct.sort_unstable();
     distinct.dedup();
@@ -74,7 +59,7 @@ pub unsafe extern "C" fn redio_set_replica_comm(replica_set: ffi::MPI_Comm) -> c
         return -1;
     }
     let mut dup = ffi::redio_mpi_comm_null;
-    crate::comm::collective::check(pmpi::PMPI_Comm_dup(replica_set, &mut dup));
+    collective::check(pmpi::PMPI_Comm_dup(replica_set, &mut dup));
     crate::ft::membership::install_from_comm(dup, world_rank);
     let placement = Placement { replica, rank };
     log::set_identity(world_rank, Some((replica, rank)));

@@ -9,12 +9,15 @@
 //! survivors, and go on with positions renumbered (the first survivor
 //! leads). docs/fault-tolerance.md tells the whole story.
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::handle::HandleBits;
 use crate::comm::mpix;
+use crate::comm::p2p;
 use crate::comm::pmpi;
 use crate::comm::poll;
+use crate::comm::request::Request;
 use crate::ft::liveness;
 use crate::ft::ulfm;
 use crate::ft::ulfm::Unrecovered;
@@ -71,23 +74,14 @@ pub unsafe fn install_from_comm(comm: ffi::MPI_Comm, my_world_rank: u32) {
     let (mut me, mut size) = (0, 0);
     pmpi::PMPI_Comm_rank(comm, &mut me);
     pmpi::PMPI_Comm_size(comm, &mut size);
-    let mut members = vec![0u32; size.max(0) as usize];
-    let mut request = std::mem::zeroed();
-    // Both buffers outlive the request, waited for here.
-    let rc = {
-        pmpi::PMPI_Iallgather(
-            (&my_world_rank as *const u32).cast(),
-            1,
-            ffi::redio_mpi_int,
-            members.as_mut_ptr().cast(),
-            1,
-            ffi::redio_mpi_int,
-            comm,
-            &mut request,
-        )
-    };
-    crate::comm::collective::check(rc);
-    crate::comm::collective::check(poll::wait(&mut request));
+    // World ranks travel as MPI_INT, as they always did.
+    let mut members = vec![0i32; size.max(0) as usize];
+    collective::check(collective::allgather(
+        &[my_world_rank as i32],
+        &mut members,
+        comm,
+    ));
+    let members: Vec<u32> = members.iter().map(|&w| w as u32).collect();
     let replicas = (0..members.len() as u32).collect();
     install(comm, members, replicas, me.max(0) as usize);
 }
@@ -332,54 +326,31 @@ fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
     let tag = MEETING_TAG + mask as i32;
     let mine = [seq, mask];
     let mut theirs = vec![[0u64; 2]; others.len()];
-    let mut requests = Vec::with_capacity(2 * others.len());
-    for (slot, &peer) in theirs.iter_mut().zip(&others) {
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `theirs` outlives the wait below (or the requests leak
-        // with the old communicator when a survivor dies meanwhile).
-        unsafe {
-            pmpi::PMPI_Irecv(
-                slot.as_mut_ptr().cast(),
-                2,
-                ffi::redio_mpi_uint64,
-                peer as i32,
-                tag,
-                old.comm(),
-                &mut request,
-            )
-        };
-        requests.push(request);
-    }
-    for &peer in &others {
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `mine` outlives the wait below.
-        unsafe {
-            pmpi::PMPI_Isend(
-                mine.as_ptr().cast(),
-                2,
-                ffi::redio_mpi_uint64,
-                peer as i32,
-                tag,
-                old.comm(),
-                &mut request,
-            )
-        };
-        requests.push(request);
-    }
+    let comm = old.comm();
+    // The first post that fails stops the meeting (the ones before it are
+    // given up on as they drop).
+    let posted: Result<Vec<Request<'_>>, i32> = theirs
+        .iter_mut()
+        .zip(&others)
+        .map(|(slot, &peer)| p2p::irecv(slot, peer as i32, tag, comm))
+        .chain(
+            others
+                .iter()
+                .map(|&peer| p2p::isend(&mine, peer as i32, tag, comm)),
+        )
+        .collect();
     let watched: Vec<u32> = others.iter().map(|&i| old.members[i]).collect();
     crate::log!(
         Debug,
         "fail-over: meeting {watched:?} about dead mask {mask:#x} at operation {seq}"
     );
-    let mut statuses = vec![unsafe { std::mem::zeroed() }; requests.len()];
-    let rc = poll::wait_each(
-        &mut requests,
-        &mut statuses,
-        0,
-        poll::Watch::Processes(&watched),
+    // Requests still pending after a failed wait are dropped here:
+    // receives are cancelled, so `theirs` is never written later.
+    let rc = posted.map_or_else(
+        |code| code,
+        |mut requests| poll::wait_each(&mut requests, 0, poll::Watch::Processes(&watched), None),
     );
     if rc != unsafe { ffi::redio_mpi_success } {
-        poll::abandon(&mut requests);
         // Another survivor died (or the transport gave up on it).
         let more = liveness::dead_among(&watched);
         let wider = old

@@ -27,11 +27,14 @@
 //! ([`Unrecovered::Unreported`]) and the survivors meet by process id
 //! instead, as on the liveness back-end (`membership`).
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::mpix;
+use crate::comm::p2p;
 use crate::comm::pmpi;
 use crate::comm::poll;
+use crate::comm::request::Op;
 use crate::ft::liveness;
 use crate::ft::watchdog;
 use crate::state::settings;
@@ -288,17 +291,8 @@ fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) -> Vec<u32> {
         // Open MPI learns of a death in its progress engine, which looks
         // at runtime events only every so many calls: drive it hard.
         for _ in 0..PROGRESS_CALLS {
-            let mut found = 0;
-            // SAFETY: `comm` is valid; the status is ignored.
-            unsafe {
-                pmpi::PMPI_Iprobe(
-                    ffi::MPI_ANY_SOURCE,
-                    ffi::MPI_ANY_TAG,
-                    comm,
-                    &mut found,
-                    ffi::redio_mpi_status_ignore,
-                )
-            };
+            // Only the progress matters, not what the probe finds.
+            let _ = p2p::iprobe(ffi::MPI_ANY_SOURCE, ffi::MPI_ANY_TAG, comm);
         }
         // SAFETY: `comm` is valid.
         let revoked = unsafe { mpix::is_revoked(comm) }.unwrap_or(false);
@@ -355,27 +349,10 @@ unsafe fn ranks_in(inner: ffi::MPI_Comm, outer: ffi::MPI_Comm) -> Result<Vec<i32
 /// `u64::MAX - seq` (the shim exports MPI_MIN), polled.
 fn furthest(comm: ffi::MPI_Comm, seq: u64) -> Result<u64, c_int> {
     let mine = u64::MAX - seq;
-    let mut least = 0u64;
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the wait below.
-    let rc = unsafe {
-        pmpi::PMPI_Iallreduce(
-            (&mine as *const u64).cast(),
-            (&mut least as *mut u64).cast(),
-            1,
-            ffi::redio_mpi_uint64,
-            ffi::redio_mpi_min,
-            comm,
-            &mut request,
-        )
-    };
-    let rc = if rc == unsafe { ffi::redio_mpi_success } {
-        poll::wait(&mut request)
-    } else {
-        rc
-    };
+    let mut least = [0u64];
+    let rc = collective::allreduce(&[mine], &mut least, Op::Min, comm);
     if rc == unsafe { ffi::redio_mpi_success } {
-        Ok(u64::MAX - least)
+        Ok(u64::MAX - least[0])
     } else {
         Err(rc)
     }

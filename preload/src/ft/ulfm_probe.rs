@@ -6,7 +6,7 @@ use crate::comm::mpix::{
     agree, available, enabled, failed_ranks, is_proc_failed, is_revoked, is_revoked_error, revoke,
     shim, shrink,
 };
-use crate::comm::{ffi, pmpi};
+use crate::comm::{ffi, p2p, pmpi};
 use crate::sys::guard::InsideMpi;
 use std::ffi::c_int;
 use std::time::{Duration, Instant};
@@ -83,25 +83,23 @@ pub fn probe_if_asked() {
         }
     }
     let mut value: c_int = 0;
-    let mut request = unsafe { std::mem::zeroed() };
-    let mut flag = 0;
-    // SAFETY: `value` outlives the request, which completes or fails here.
-    let mut rc = unsafe {
-        pmpi::PMPI_Irecv(
-            (&mut value as *mut c_int).cast(),
-            1,
-            shim!(redio_mpi_int),
-            victim,
-            0x7ed9,
-            comm,
-            &mut request,
-        )
+    // Tested by hand, not through `poll`: the probe shows what MPI itself
+    // reports. A receive still pending stays posted: the probe leaves with
+    // `_exit` below, and never gives it up.
+    let mut receive = p2p::irecv(std::slice::from_mut(&mut value), victim, 0x7ed9, comm);
+    let rc = match &mut receive {
+        Err(code) => *code,
+        Ok(request) => loop {
+            match request.test() {
+                Err(code) => break code,
+                Ok(true) => break shim!(redio_mpi_success),
+                Ok(false) if start.elapsed() >= Duration::from_secs(20) => {
+                    break shim!(redio_mpi_success)
+                }
+                Ok(false) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        },
     };
-    while rc == shim!(redio_mpi_success) && flag == 0 && start.elapsed() < Duration::from_secs(20) {
-        // SAFETY: the request is live until flag is set or an error comes.
-        rc = unsafe { pmpi::PMPI_Test(&mut request, &mut flag, shim!(redio_mpi_status_ignore)) };
-        std::thread::sleep(Duration::from_millis(1));
-    }
     let detected = start.elapsed().as_secs_f64() - 0.5;
     let class = if is_proc_failed(rc) {
         "MPIX_ERR_PROC_FAILED".to_string()

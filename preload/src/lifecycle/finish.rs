@@ -2,10 +2,12 @@
 //! the summary, free redio's communicators; or, after a replica failure,
 //! leave without finalizing.
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::pmpi;
 use crate::comm::poll;
+use crate::comm::request::Op;
 use crate::ft::heartbeat;
 use crate::ft::liveness;
 use crate::ft::membership;
@@ -50,22 +52,9 @@ pub fn before_finalize() -> Finalize {
     let (operations, read, written) = crate::state::counters::snapshot();
     let mine = [world::translated_count(), operations, read, written];
     let mut total = [0u64; 4];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the request, which is waited for here.
-    let rc = unsafe {
-        pmpi::PMPI_Iallreduce(
-            mine.as_ptr().cast(),
-            total.as_mut_ptr().cast(),
-            mine.len() as i32,
-            ffi::redio_mpi_uint64,
-            ffi::redio_mpi_sum,
-            world::real_world(),
-            &mut request,
-        )
-    };
-    if rc == unsafe { ffi::redio_mpi_success }
-        && poll::wait_watching(&mut request, poll::Watch::Processes(&everyone)) == poll::PEER_DIED
-    {
+    let summed = collective::iallreduce(&mine, &mut total, Op::Sum, world::real_world())
+        .map(|mut request| poll::wait_watching(&mut request, poll::Watch::Processes(&everyone)));
+    if summed == Ok(poll::PEER_DIED) {
         return leave_without_finalize(&everyone);
     }
     // Everyone reached MPI_Finalize: exits from here on are not failures.

@@ -9,12 +9,11 @@
 //!    environment (or later from `redio_set_replica_comm`).
 //! 4. World rank 0 prints the start-up line.
 
-use crate::comm::collective::{barrier, broadcast, check, create_group, rank_and_size};
+use crate::comm::collective::{allgather, barrier, broadcast, check, create_group, rank_and_size};
 use crate::comm::ffi;
 
 use crate::comm::flavour;
 use crate::comm::pmpi;
-use crate::comm::poll;
 use crate::ft::heartbeat;
 use crate::ft::liveness;
 use crate::ft::ulfm;
@@ -176,21 +175,7 @@ fn gather_processes(comm: ffi::MPI_Comm, topology: &Topology) -> Vec<u64> {
     // SAFETY: getpid has no preconditions.
     let mine = [u64::from(unsafe { libc::getpid() } as u32), host];
     let mut all = vec![0u64; 2 * topology.world_size() as usize];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: buffers outlive the request, which is waited for here.
-    check(unsafe {
-        pmpi::PMPI_Iallgather(
-            mine.as_ptr().cast(),
-            2,
-            ffi::redio_mpi_uint64,
-            all.as_mut_ptr().cast(),
-            2,
-            ffi::redio_mpi_uint64,
-            comm,
-            &mut request,
-        )
-    });
-    check(poll::wait(&mut request));
+    check(allgather(&mine, &mut all, comm));
     let peers: Vec<liveness::Peer> = all
         .chunks(2)
         .map(|p| liveness::Peer {
@@ -316,21 +301,7 @@ fn external_topology(comm: ffi::MPI_Comm) -> Option<Topology> {
     // SAFETY: the real world is valid.
     let (_, size) = unsafe { rank_and_size(comm) };
     let mut all = vec![0i32; 2 * size as usize];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: buffers outlive the request, which is waited for below.
-    check(unsafe {
-        pmpi::PMPI_Iallgather(
-            mine.as_ptr().cast(),
-            2,
-            ffi::redio_mpi_int,
-            all.as_mut_ptr().cast(),
-            2,
-            ffi::redio_mpi_int,
-            comm,
-            &mut request,
-        )
-    });
-    check(poll::wait(&mut request));
+    check(allgather(&mine, &mut all, comm));
     let claims: Vec<[i32; 2]> = all.chunks(2).map(|c| [c[0], c[1]]).collect();
     if claims.iter().all(|c| c[0] == -1) {
         return None;

@@ -1,10 +1,11 @@
-//! The few collectives the protect step needs, posted nonblocking and
-//! waited for with [`poll::wait`] (MPICH busy-polls in blocking calls).
+//! The few collectives the protect step needs, on the polled collectives
+//! of [`crate::comm::collective`] (MPICH busy-polls in blocking calls).
 
+use crate::comm::collective;
 use crate::comm::ffi;
 
 use crate::comm::pmpi;
-use crate::comm::poll;
+use crate::comm::request::Op;
 
 /// Longest failure-group name exchanged (longer names are cut).
 pub const NAME_MAX: usize = 255;
@@ -43,24 +44,10 @@ pub(crate) fn allgather_names(comm: ffi::MPI_Comm, name: &str) -> Result<Vec<Str
     mine[0] = n as u8;
     mine[1..=n].copy_from_slice(&bytes[..n]);
     let mut all = vec![0u8; width * size];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the request, waited for here.
     ok(
-        unsafe {
-            pmpi::PMPI_Iallgather(
-                mine.as_ptr().cast(),
-                width as i32,
-                ffi::redio_mpi_byte,
-                all.as_mut_ptr().cast(),
-                width as i32,
-                ffi::redio_mpi_byte,
-                comm,
-                &mut request,
-            )
-        },
+        collective::allgather(&mine, &mut all, comm),
         "MPI_Iallgather",
     )?;
-    ok(poll::wait(&mut request), "MPI_Iallgather")?;
     Ok(all
         .chunks(width)
         .map(|c| String::from_utf8_lossy(&c[1..=c[0] as usize]).into_owned())
@@ -72,54 +59,24 @@ pub(crate) fn allgather_names(comm: ffi::MPI_Comm, name: &str) -> Result<Vec<Str
 pub(crate) fn allgather_bytes(comm: ffi::MPI_Comm, mine: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     let (_, size) = rank_and_size(comm)?;
     let len = i32::try_from(mine.len()).map_err(|_| "message over 2 GiB")?;
-    let send = [len];
     let mut lens = vec![0i32; size];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the request, waited for here.
     ok(
-        unsafe {
-            pmpi::PMPI_Iallgather(
-                send.as_ptr().cast(),
-                1,
-                ffi::redio_mpi_int,
-                lens.as_mut_ptr().cast(),
-                1,
-                ffi::redio_mpi_int,
-                comm,
-                &mut request,
-            )
-        },
+        collective::allgather(&[len], &mut lens, comm),
         "MPI_Iallgather",
     )?;
-    ok(poll::wait(&mut request), "MPI_Iallgather")?;
     let mut displs = Vec::with_capacity(size);
     let mut total = 0i32;
     for &l in &lens {
         displs.push(total);
         total = total.checked_add(l).ok_or("gathered messages over 2 GiB")?;
     }
-    // Never an empty Vec's dangling pointer: 0x1 is Open MPI's MPI_IN_PLACE.
-    let mut all = vec![0u8; (total as usize).max(1)];
-    let mut bytes = mine.to_vec();
-    bytes.push(0);
-    // SAFETY: all buffers outlive the request, waited for here.
+    // Empty buffers are fine: comm never hands MPI a dangling 0x1 (Open
+    // MPI's MPI_IN_PLACE).
+    let mut all = vec![0u8; total as usize];
     ok(
-        unsafe {
-            pmpi::PMPI_Iallgatherv(
-                bytes.as_ptr().cast(),
-                len,
-                ffi::redio_mpi_byte,
-                all.as_mut_ptr().cast(),
-                lens.as_ptr(),
-                displs.as_ptr(),
-                ffi::redio_mpi_byte,
-                comm,
-                &mut request,
-            )
-        },
+        collective::allgatherv(mine, &mut all, &lens, &displs, comm),
         "MPI_Iallgatherv",
     )?;
-    ok(poll::wait(&mut request), "MPI_Iallgatherv")?;
     Ok(lens
         .iter()
         .zip(&displs)
@@ -132,23 +89,10 @@ pub(crate) fn allgather_bytes(comm: ffi::MPI_Comm, mine: &[u8]) -> Result<Vec<Ve
 pub(crate) fn all_agree(comm: ffi::MPI_Comm, mine: bool) -> Result<bool, String> {
     let send = [i32::from(mine)];
     let mut out = [0i32];
-    let mut request = unsafe { std::mem::zeroed() };
-    // SAFETY: both buffers outlive the request, waited for here.
     ok(
-        unsafe {
-            pmpi::PMPI_Iallreduce(
-                send.as_ptr().cast(),
-                out.as_mut_ptr().cast(),
-                1,
-                ffi::redio_mpi_int,
-                ffi::redio_mpi_min,
-                comm,
-                &mut request,
-            )
-        },
+        collective::allreduce(&send, &mut out, Op::Min, comm),
         "MPI_Iallreduce",
     )?;
-    ok(poll::wait(&mut request), "MPI_Iallreduce")?;
     Ok(out[0] == 1)
 }
 

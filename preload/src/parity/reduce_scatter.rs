@@ -11,9 +11,9 @@
 
 use crate::parity::collective::ok;
 
+use crate::comm::collective;
 use crate::comm::ffi;
-use crate::comm::pmpi;
-use crate::comm::poll;
+use crate::comm::request::Op;
 use crate::parity::collective::rank_and_size;
 use redio_parity::gf::kernel::Kernel;
 use redio_parity::ring::{ReadChunk, Traffic, WriteParity};
@@ -42,7 +42,8 @@ pub(crate) fn encode(
     while off < chunk {
         let len = piece.min((chunk - off) as usize);
         let block = k * len;
-        let count = i32::try_from(block).map_err(|_| "parity piece over 2 GiB")?;
+        // An MPI count is an int.
+        i32::try_from(block).map_err(|_| "parity piece over 2 GiB")?;
         send.clear();
         send.resize(p * block, 0);
         recv.resize(block, 0);
@@ -58,35 +59,9 @@ pub(crate) fn encode(
                 code.contribute(kernel, j, member, &data, &mut send[at..at + len]);
             }
         }
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: both buffers outlive the request, waited for just below.
+        // Waited for as moving the whole send buffer.
         ok(
-            unsafe {
-                pmpi::PMPI_Ireduce_scatter_block(
-                    send.as_ptr().cast(),
-                    recv.as_mut_ptr().cast(),
-                    count,
-                    ffi::redio_mpi_byte,
-                    ffi::redio_mpi_bxor,
-                    comm,
-                    &mut request,
-                )
-            },
-            "MPI_Ireduce_scatter_block",
-        )?;
-        ok(
-            poll::until_moved(send.len(), poll::Watch::Nothing, None, || {
-                let mut done = 0;
-                // SAFETY: the live request posted above.
-                let rc = unsafe {
-                    pmpi::PMPI_Test(&mut request, &mut done, ffi::redio_mpi_status_ignore)
-                };
-                if rc == unsafe { ffi::redio_mpi_success } {
-                    Ok(done != 0)
-                } else {
-                    Err(rc)
-                }
-            }),
+            collective::reduce_scatter_block(&send, &mut recv, Op::BitXor, comm),
             "MPI_Ireduce_scatter_block",
         )?;
         // What a reduce-scatter moves at least, whatever MPI's algorithm.

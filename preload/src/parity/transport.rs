@@ -14,7 +14,7 @@
 //! waiting rank sleeps instead of busy-polling in MPICH.
 
 use crate::comm::ffi;
-use crate::comm::pmpi;
+use crate::comm::p2p::{self, OwnedSend};
 use crate::comm::poll;
 use crate::parity::collective::ok;
 use redio_parity::ring::Transport;
@@ -29,8 +29,8 @@ pub struct MpiTransport {
     /// Member index → rank in `comm`.
     ranks: Vec<i32>,
     member: usize,
-    /// Posted sends and the buffers they read from.
-    pending: Vec<(ffi::MPI_Request, Vec<u8>)>,
+    /// Posted sends, each owning the buffer it reads from.
+    pending: Vec<OwnedSend>,
     /// Buffers of completed sends, reused: a fresh megabyte per message
     /// costs page faults at every piece.
     spare: Vec<Vec<u8>>,
@@ -53,21 +53,15 @@ impl MpiTransport {
     fn reap(&mut self) -> Result<(), String> {
         let mut i = 0;
         while i < self.pending.len() {
-            let mut done = 0;
-            // SAFETY: a live request whose buffer `pending` still owns.
-            let rc = unsafe {
-                pmpi::PMPI_Test(
-                    &mut self.pending[i].0,
-                    &mut done,
-                    ffi::redio_mpi_status_ignore,
-                )
-            };
-            ok(rc, "MPI_Test of a parity send")?;
-            if done != 0 {
-                let (_, buf) = self.pending.swap_remove(i);
-                self.spare.push(buf);
-            } else {
-                i += 1;
+            match self.pending[i].test() {
+                Err(rc) => return ok(rc, "MPI_Test of a parity send"),
+                Ok(false) => i += 1,
+                // Complete: its buffer is free again.
+                Ok(true) => {
+                    if let Ok(buf) = self.pending.swap_remove(i).into_buffer() {
+                        self.spare.push(buf);
+                    }
+                }
             }
         }
         Ok(())
@@ -83,30 +77,18 @@ impl MpiTransport {
     /// Posts the send of `buf` to member `to`; `pending` keeps `buf` until
     /// the send has completed.
     fn post_send(&mut self, to: usize, buf: Vec<u8>) -> Result<(), String> {
-        let count = i32::try_from(buf.len()).map_err(|_| "parity message over 2 GiB")?;
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `buf` moves into `pending` (its heap block does not move)
-        // and lives until the request has completed.
-        let rc = unsafe {
-            pmpi::PMPI_Isend(
-                buf.as_ptr().cast(),
-                count,
-                ffi::redio_mpi_byte,
-                self.ranks[to],
-                TAG,
-                self.comm,
-                &mut request,
-            )
-        };
-        ok(rc, "MPI_Isend of a parity message")?;
-        self.pending.push((request, buf));
+        i32::try_from(buf.len()).map_err(|_| "parity message over 2 GiB")?;
+        match p2p::isend_owned(buf, self.ranks[to], TAG, self.comm) {
+            Ok(send) => self.pending.push(send),
+            Err(rc) => return ok(rc, "MPI_Isend of a parity message"),
+        }
         self.reap()
     }
 
     /// Waits until every posted send has completed (before the buffers and
     /// the communicator go away).
     pub fn flush(&mut self) -> Result<(), String> {
-        let bytes = self.pending.iter().map(|p| p.1.len()).sum();
+        let bytes = self.pending.iter().map(OwnedSend::bytes).sum();
         let mut failed = None;
         let rc = poll::until_moved(bytes, poll::Watch::Nothing, None, || match self.reap() {
             Ok(()) => Ok(self.pending.is_empty()),
@@ -144,7 +126,7 @@ impl Transport for MpiTransport {
 
     fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String> {
         let source = self.ranks[from];
-        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        let mut probed = None;
         let mut failed = None;
         // Probe: the length is not known in advance (the last piece is short).
         let rc = poll::until(|| {
@@ -152,66 +134,37 @@ impl Transport for MpiTransport {
                 failed = Some(e);
                 return Err(-1);
             }
-            let mut found = 0;
-            // SAFETY: plain out-parameters.
-            let rc = unsafe { pmpi::PMPI_Iprobe(source, TAG, self.comm, &mut found, &mut status) };
-            if rc == unsafe { ffi::redio_mpi_success } {
-                Ok(found != 0)
-            } else {
-                Err(rc)
-            }
+            probed = p2p::iprobe(source, TAG, self.comm)?;
+            Ok(probed.is_some())
         });
         if let Some(e) = failed {
             return Err(e);
         }
         ok(rc, "MPI_Iprobe for a parity message")?;
-        let mut count = 0;
-        // SAFETY: `status` was filled by the successful probe.
-        ok(
-            unsafe { pmpi::PMPI_Get_count(&status, ffi::redio_mpi_byte, &mut count) },
-            "MPI_Get_count",
-        )?;
+        let len = match probed.map(|p| p.bytes()) {
+            Some(Ok(len)) => len,
+            Some(Err(rc)) => return ok(rc, "MPI_Get_count"),
+            None => 0,
+        };
         // Received into spare capacity, not a zero-filled buffer: a memset
         // per message is a pass over every byte for nothing.
-        let len = count.max(0) as usize;
         buf.clear();
         buf.reserve(len);
-        let mut request = unsafe { std::mem::zeroed() };
-        // SAFETY: `buf`'s capacity holds `len` bytes and stays borrowed until
-        // the request completes or is cancelled below.
-        ok(
-            unsafe {
-                pmpi::PMPI_Irecv(
-                    buf.spare_capacity_mut().as_mut_ptr().cast(),
-                    count,
-                    ffi::redio_mpi_byte,
-                    source,
-                    TAG,
-                    self.comm,
-                    &mut request,
-                )
-            },
-            "MPI_Irecv of a parity message",
-        )?;
+        let spare = &mut buf.spare_capacity_mut()[..len];
+        let mut receive = match p2p::irecv_uninit(spare, source, TAG, self.comm) {
+            Ok(receive) => receive,
+            Err(rc) => return ok(rc, "MPI_Irecv of a parity message"),
+        };
         let rc = poll::until_moved(len, poll::Watch::Nothing, None, || {
             if let Err(e) = self.reap() {
                 failed = Some(e);
                 return Err(-1);
             }
-            let mut done = 0;
-            // SAFETY: the live receive request posted above.
-            let rc =
-                unsafe { pmpi::PMPI_Test(&mut request, &mut done, ffi::redio_mpi_status_ignore) };
-            if rc == unsafe { ffi::redio_mpi_success } {
-                Ok(done != 0)
-            } else {
-                Err(rc)
-            }
+            receive.test()
         });
-        if failed.is_some() || rc != unsafe { ffi::redio_mpi_success } {
-            // Never leave MPI a receive into memory we give back.
-            poll::abandon(std::slice::from_mut(&mut request));
-        }
+        // Never leave MPI a receive into memory we give back: dropping a
+        // pending receive cancels it.
+        drop(receive);
         if let Some(e) = failed {
             return Err(e);
         }
