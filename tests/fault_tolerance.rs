@@ -473,6 +473,38 @@ fn a_replica_dies_during_the_fail_over_itself_at_three_replicas() {
 }
 
 #[test]
+fn a_survivor_that_cannot_hear_its_barrier_goes_on_once_the_others_left() {
+    reference();
+    // Replica 0 of rank 1 dies in a read; its peer, replica 1 of rank 1,
+    // is the only one left of its rank and (REDIO_TEST_DEAF_BARRIER) never
+    // sees the application's MPI_Barrier complete, as after a SIGKILL that
+    // stalled its shared-memory channel. Replica 1 of rank 0 passes the
+    // barrier and leaves; then the deaf one goes on alone and finishes.
+    let trial = Trial {
+        read: "simple",
+        write: "simple",
+        degree: 2,
+        deaths: format!("{}:7:exit", world(0, 1)),
+        victims: vec![world(0, 1)],
+    };
+    let area = Area::new("deaf-barrier", trial.read, trial.write, "");
+    let job = area.run_on(
+        Mpi::Mpich,
+        trial.degree,
+        &[
+            ("REDIO_TEST_DIE", trial.deaths.clone()),
+            ("REDIO_TEST_DEAF_BARRIER", world(1, 1).to_string()),
+        ],
+    );
+    assert!(
+        job.stderr
+            .contains("the barrier is complete, it goes on alone"),
+        "the deaf survivor must leave its barrier because the others left:\n{job:#?}"
+    );
+    check_outcome(Mpi::Mpich, &area, &trial, &job, reference(), "deaf barrier").unwrap();
+}
+
+#[test]
 fn the_leader_dies_after_truncating_in_open() {
     reference();
     // Operation 0 is open(O_CREAT|O_TRUNC); operation 11 is fopen("w").

@@ -14,7 +14,7 @@
 //! synchronise with: the barrier is complete for it too.
 
 use crate::comm::handle::HandleBits;
-use crate::comm::{ffi, pmpi, poll};
+use crate::comm::{collective, ffi, pmpi, poll};
 use crate::ft::{liveness, watchdog};
 use crate::state::world;
 use crate::sys::guard::InsideMpi;
@@ -48,26 +48,16 @@ pub fn barrier(comm: ffi::MPI_Comm) -> c_int {
 /// every other member has left the job.
 fn replica_world_barrier(comm: ffi::MPI_Comm) -> c_int {
     let _inside = InsideMpi::enter();
-    let success = unsafe { ffi::redio_mpi_success };
-    // SAFETY: an all-zero request is a valid value to be overwritten.
-    let mut request: ffi::MPI_Request = unsafe { std::mem::zeroed() };
-    // SAFETY: the application's replica world; the request is tested below.
-    let rc = unsafe { pmpi::PMPI_Ibarrier(comm, &mut request) };
-    if rc != success {
-        return rc;
-    }
+    let mut request = match collective::ibarrier(comm) {
+        Ok(request) => request,
+        Err(rc) => return rc,
+    };
     let others = watchdog::own_replica();
     let deaf = test_deafness();
     let mut checked = Instant::now();
     let mut alone = false;
     let rc = poll::until(|| {
-        let mut done = 0;
-        // SAFETY: our own live request.
-        let rc = unsafe { pmpi::PMPI_Test(&mut request, &mut done, ffi::redio_mpi_status_ignore) };
-        if rc != success {
-            return Err(rc);
-        }
-        if done != 0 && !deaf {
+        if request.test()? && !deaf {
             return Ok(true);
         }
         if checked.elapsed() >= LEFT_CHECK_PERIOD {
@@ -80,7 +70,8 @@ fn replica_world_barrier(comm: ffi::MPI_Comm) -> c_int {
         Ok(false)
     });
     if alone {
-        // The request stays pending: this process leaves without
+        // The request stays pending (a collective cannot be cancelled, and
+        // dropping it leaves it alone): this process leaves without
         // MPI_Finalize (a failure happened), so nothing waits for it.
         crate::log!(
             Warn,

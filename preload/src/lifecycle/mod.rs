@@ -7,9 +7,13 @@
 //!   start-up line;
 //! - [`finish`]: polled barrier, summary, leaving after a failure;
 //! - [`barrier`]: the application's `MPI_Barrier`;
+//! - [`external`]: external mode through the C API;
+//! - [`parity_worker`]: the collective `redio parity` job's MPI life;
 //! - [`files`]: turning the coordination of shared files on and off.
 
 pub mod barrier;
+pub mod external;
 pub mod files;
 pub mod finish;
+pub mod parity_worker;
 pub mod start;
