@@ -8,13 +8,20 @@ use crate::lifecycle::finish;
 use crate::lifecycle::start;
 use std::ffi::{c_char, c_int};
 
+/// The generated wrappers, and how many translate a communicator (logged
+/// at start-up).
+const WRAPPERS: (usize, usize) = (
+    crate::exports::wrappers::WRAPPERS,
+    crate::exports::wrappers::TRANSLATING,
+);
+
 /// `MPI_Init`: initialise MPI, then set up the replicated world.
 ///
 /// # Safety
 /// Called from C with the arguments the MPI standard specifies for this function.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-    start::init(|| pmpi::PMPI_Init(argc, argv))
+    start::init(|| pmpi::PMPI_Init(argc, argv), WRAPPERS)
 }
 
 /// `MPI_Init_thread`: like [`MPI_Init`].
@@ -28,7 +35,10 @@ pub unsafe extern "C" fn MPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    start::init(|| pmpi::PMPI_Init_thread(argc, argv, required, provided))
+    start::init(
+        || pmpi::PMPI_Init_thread(argc, argv, required, provided),
+        WRAPPERS,
+    )
 }
 
 /// `MPI_Finalize`: redio's summary and clean-up, then finalize.

@@ -41,8 +41,9 @@ const TAG_REPLICA_SET: i32 = 0x7ed1;
 
 /// Runs after a successful `PMPI_Init*`.
 /// `MPI_Init` and `MPI_Init_thread`: `init` (the real `PMPI_Init*`), then
-/// the replicated world.
-pub fn init(init: impl FnOnce() -> std::ffi::c_int) -> std::ffi::c_int {
+/// the replicated world; `wrappers` counts the generated `MPI_*` wrappers
+/// and those that translate a communicator, for the start-up log.
+pub fn init(init: impl FnOnce() -> std::ffi::c_int, wrappers: (usize, usize)) -> std::ffi::c_int {
     crate::comm::flavour::check_or_exit();
     let rc = {
         let _inside = InsideMpi::enter();
@@ -50,6 +51,12 @@ pub fn init(init: impl FnOnce() -> std::ffi::c_int) -> std::ffi::c_int {
     };
     if rc == unsafe { ffi::redio_mpi_success } {
         after_init();
+        crate::log!(
+            Debug,
+            "{} generated MPI_* wrappers, {} of them translate a communicator",
+            wrappers.0,
+            wrappers.1
+        );
         crate::ft::ulfm_probe::probe_if_asked();
     }
     rc
