@@ -89,7 +89,7 @@ def imports(module, source, known):
             target = resolve(path)
             if target is not None:
                 found.add(target)
-    if "crate::log!" in code:
+    if "crate::log!" in code and "sys::log" in known:
         found.add("sys::log")
     found.discard(module)
     return found

@@ -226,6 +226,18 @@ fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
     check_outcome(mpi, &area, trial, &job, reference(), &format!("{trial:?}"))
 }
 
+/// Runs `trial` on MPICH in the area `name` with one more test switch
+/// `extra` (beside `REDIO_TEST_DIE`), and returns the area and the job.
+fn run_trial_with(name: &str, trial: &Trial, extra: (&str, String)) -> (Area, Job) {
+    let area = Area::new(name, trial.read, trial.write, "");
+    let job = area.run_on(
+        Mpi::Mpich,
+        trial.degree,
+        &[("REDIO_TEST_DIE", trial.deaths.clone()), extra],
+    );
+    (area, job)
+}
+
 /// What a user needs from a run that lost `trial.victims`: it completed,
 /// its files equal `expected`, the summary names the dead, and the shared
 /// file system received what the protocol writes without a failure plus at
@@ -444,17 +456,13 @@ fn a_replica_dies_during_the_fail_over_itself_at_three_replicas() {
         deaths: format!("{}:2:exit:1", world(0, 0)),
         victims: vec![world(0, 0), world(1, 0)],
     };
-    let area = Area::new("die-in-failover", trial.read, trial.write, "");
-    let job = area.run_on(
-        Mpi::Mpich,
-        trial.degree,
-        &[
-            ("REDIO_TEST_DIE", trial.deaths.clone()),
-            (
-                "REDIO_TEST_DIE_IN_FAILOVER",
-                format!("{}:kill", world(1, 0)),
-            ),
-        ],
+    let (area, job) = run_trial_with(
+        "die-in-failover",
+        &trial,
+        (
+            "REDIO_TEST_DIE_IN_FAILOVER",
+            format!("{}:kill", world(1, 0)),
+        ),
     );
     assert!(
         job.stderr
@@ -487,14 +495,10 @@ fn a_survivor_that_cannot_hear_its_barrier_goes_on_once_the_others_left() {
         deaths: format!("{}:7:exit", world(0, 1)),
         victims: vec![world(0, 1)],
     };
-    let area = Area::new("deaf-barrier", trial.read, trial.write, "");
-    let job = area.run_on(
-        Mpi::Mpich,
-        trial.degree,
-        &[
-            ("REDIO_TEST_DIE", trial.deaths.clone()),
-            ("REDIO_TEST_DEAF_BARRIER", world(1, 1).to_string()),
-        ],
+    let (area, job) = run_trial_with(
+        "deaf-barrier",
+        &trial,
+        ("REDIO_TEST_DEAF_BARRIER", world(1, 1).to_string()),
     );
     assert!(
         job.stderr

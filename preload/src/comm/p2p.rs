@@ -40,19 +40,25 @@ pub fn irecv<'a, T: Element>(
 ) -> Result<Request<'a>, i32> {
     let n = count(buffer.len())?;
     // SAFETY: `buffer` stays borrowed by the request; any bits are valid T.
-    unsafe {
-        Request::start(Kind::PointToPoint, |request| {
-            pmpi::PMPI_Irecv(
-                address_mut(buffer),
-                n,
-                T::datatype(),
-                from,
-                tag,
-                comm,
-                request,
-            )
-        })
-    }
+    unsafe { post_irecv(address_mut(buffer), n, T::datatype(), from, tag, comm) }
+}
+
+/// Posts `MPI_Irecv` of `n` elements of `datatype` into `address`.
+///
+/// # Safety
+/// `address` holds `n` elements and stays borrowed by the returned request
+/// (its lifetime `'a`); MPI may write any bits there.
+unsafe fn post_irecv<'a>(
+    address: *mut std::ffi::c_void,
+    n: i32,
+    datatype: ffi::MPI_Datatype,
+    from: i32,
+    tag: i32,
+    comm: ffi::MPI_Comm,
+) -> Result<Request<'a>, i32> {
+    Request::start(Kind::PointToPoint, |request| {
+        pmpi::PMPI_Irecv(address, n, datatype, from, tag, comm, request)
+    })
 }
 
 /// [`irecv`] of bytes into memory not yet initialised (a `Vec`'s spare
@@ -65,19 +71,7 @@ pub fn irecv_uninit<'a>(
 ) -> Result<Request<'a>, i32> {
     let n = count(buffer.len())?;
     // SAFETY: `buffer` stays borrowed by the request; MPI only writes it.
-    unsafe {
-        Request::start(Kind::PointToPoint, |request| {
-            pmpi::PMPI_Irecv(
-                address_mut(buffer),
-                n,
-                u8::datatype(),
-                from,
-                tag,
-                comm,
-                request,
-            )
-        })
-    }
+    unsafe { post_irecv(address_mut(buffer), n, u8::datatype(), from, tag, comm) }
 }
 
 /// A message waiting to be received, found by [`iprobe`].
