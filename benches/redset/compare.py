@@ -35,14 +35,16 @@ RS(2) 4 x 64 MiB (one lost rank, and two for RS(2)); on tmpfs and on disk.
 Failure groups: one per rank (`node{rank}`) for both tools.
 
 Ratios are redset's time over redio's (above 1: redio is faster), wall
-against wall and in-process against in-process; "of bound" is the dd
-time over the tool's (1 = as fast as reading the data and writing the
-redundancy).
+against wall and in-process against in-process; "of bound (best)" is the
+fastest dd bound over the tool's fastest in-process time (1 = as fast as
+reading the data and writing the redundancy; the fastest runs, because on
+a loaded machine the median of the few dd processes can exceed a tool's).
 
 Usage (after scripts/build.sh; MPICH):
   REDSET_PREFIX=/path/to/redset/install benches/redset/compare.py \\
       [--reps 7] [--places tmpfs,disk] [--tmpfs DIR] [--disk DIR] \\
       [--points xor:2:64,...] [--no-offline] [--no-injob] [--out DIR]
+  benches/redset/compare.py --report OUT/results.json   (the tables again)
 
 Environment: REDIO (the CLI, default target/release/redio), MPICC
 (mpicc.mpich), MPIEXEC (mpiexec.mpich), TIMEOUT (seconds per command,
@@ -402,10 +404,10 @@ def cell(values):
     return f"{med:.3f} ({lo:.3f}–{hi:.3f})"
 
 
-def ratio(num, den):
+def ratio(num, den, of=statistics.median):
     if not num or not den:
         return "–"
-    return f"{statistics.median(num) / statistics.median(den):.2f}"
+    return f"{of(num) / of(den):.2f}"
 
 
 def tables(samples, places, points, with_injob, with_offline):
@@ -420,7 +422,7 @@ def tables(samples, places, points, with_injob, with_offline):
         head += ["redio in job (in-process)", "ratio in-process"]
     if with_offline:
         head += ["redio offline wall"]
-    head += ["dd bound", "of bound: redset", "of bound: redio"
+    head += ["dd bound", "of bound (best): redset", "of bound (best): redio"
              + (" in job" if with_injob else " wall"), "launch"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for place in places:
@@ -434,8 +436,8 @@ def tables(samples, places, points, with_injob, with_offline):
             if with_offline:
                 row += [cell(g("redio offline"))]
             redio_ref = g("redio in job", "inproc") if with_injob else g("redio")
-            row += [cell(g("dd bound")), ratio(g("dd bound"), g("redset", "inproc")),
-                    ratio(g("dd bound"), redio_ref), cell(g("launch"))]
+            row += [cell(g("dd bound")), ratio(g("dd bound"), g("redset", "inproc"), min),
+                    ratio(g("dd bound"), redio_ref, min), cell(g("launch"))]
             lines.append("| " + " | ".join(row) + " |")
     lines += ["", "#### Rebuild (seconds: median (min–max); ratio = redset / redio)", ""]
     head = ["place", "point", "lost", "redset in-process", "redset wall", "redio wall", "ratio wall"]
@@ -458,6 +460,22 @@ def tables(samples, places, points, with_injob, with_offline):
     return "\n".join(lines)
 
 
+def markdown(info, command, args, samples):
+    points = [Point(p) for p in args["points"].split(",")]
+    places = args["places"].split(",")
+    return "\n".join([
+        f"Command: `{command}` ({args['reps']} repetitions, interleaved)",
+        "",
+        f"Machine: {info['cpu']}, {info['cores']} cores (flags: {info['flags']}), "
+        f"kernel {info['kernel']}, MPICH {info['mpich']}; redset {info['redset']}, "
+        f"redio {info['redio']}; load average {info['load_start']} at the start, "
+        f"{info['load_end']} at the end.",
+        "",
+        tables(samples, places, points, not args["no_injob"], not args["no_offline"]),
+        "",
+    ])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=7)
@@ -470,7 +488,14 @@ def main():
     ap.add_argument("--no-offline", action="store_true", help="skip redio --offline")
     ap.add_argument("--no-injob", action="store_true", help="skip redio's in-job apply")
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "bench-redset"))
+    ap.add_argument("--report", metavar="RESULTS_JSON",
+                    help="print the tables of an earlier run's results.json, run nothing")
     args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            saved = json.load(f)
+        print(markdown(saved["machine"], saved["command"], saved["args"], saved["samples"]))
+        return
 
     prefix = os.environ.get("REDSET_PREFIX")
     if not prefix:
@@ -493,24 +518,14 @@ def main():
             bench.point(place, os.path.join(dirs[place], "run"), pt)
     info["load_end"] = loadavg()
 
-    command = "REDSET_PREFIX=$REDSET_PREFIX benches/redset/compare.py " + " ".join(
-        a for a in sys.argv[1:])
-    md = "\n".join([
-        f"Command: `{command.strip()}` ({args.reps} repetitions, interleaved)",
-        "",
-        f"Machine: {info['cpu']}, {info['cores']} cores (flags: {info['flags']}), "
-        f"kernel {info['kernel']}, MPICH {info['mpich']}; redset {info['redset']}, "
-        f"redio {info['redio']}; load average {info['load_start']} at the start, "
-        f"{info['load_end']} at the end.",
-        "",
-        tables(bench.samples, places, points, not args.no_injob, not args.no_offline),
-        "",
-    ])
+    command = " ".join(["REDSET_PREFIX=$REDSET_PREFIX benches/redset/compare.py", *sys.argv[1:]])
+    md = markdown(info, command, vars(args), bench.samples)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.md"), "w") as f:
         f.write(md)
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"machine": info, "args": vars(args), "samples": bench.samples}, f, indent=1)
+        json.dump({"machine": info, "command": command, "args": vars(args),
+                   "samples": bench.samples}, f, indent=1)
     print(md)
 
 
