@@ -9,9 +9,9 @@ same random data files for both tools, and for every point runs redio and
 redset interleaved on those files (the order of the variants rotates from
 one repetition to the next), N repetitions:
 
-  apply    redset_driver apply (redset_create_* + redset_apply, MPI_Wtime
-           of the slowest rank after a barrier, and the wall time of its
-           mpiexec); `redio parity encode -n N` (the collective MPI job,
+  apply    redset_driver apply (redset_apply: MPI_Wtime of the slowest
+           rank after a barrier, redset_create_* before it timed apart, and
+           the wall time of its mpiexec, which includes both); `redio parity encode -n N` (the collective MPI job,
            wall time of the command: redio reports no time of its own
            there); `redio run` of an empty MPI program that protects the
            files at MPI_Finalize (the time redio's own log line gives, the
@@ -28,14 +28,15 @@ one repetition to the next), N repetitions:
            (cmp), or the script stops: a comparison of a tool that fails is
            no result. The rebuilt redundancy files must exist; whether they
            are byte-identical to the deleted ones is counted and reported
-           (redset's PARTNER rebuild rewrites its header differently).
+           (redset's PARTNER and XOR rebuilds may rewrite a header differently).
 
 Points: XOR 2 ranks x 64 and 256 MiB, PARTNER 2 x 64 MiB, XOR 4 x 64 MiB,
 RS(2) 4 x 64 MiB (one lost rank, and two for RS(2)); on tmpfs and on disk.
 Failure groups: one per rank (`node{rank}`) for both tools.
 
 Ratios are redset's time over redio's (above 1: redio is faster), wall
-against wall and in-process against in-process; "of bound (best)" is the
+against wall and in-process against in-process, of the medians and, as
+"(best)", of the fastest runs; "of bound (best)" is the
 fastest dd bound over the tool's fastest in-process time (1 = as fast as
 reading the data and writing the redundancy; the fastest runs, because on
 a loaded machine the median of the few dd processes can exceed a tool's).
@@ -203,8 +204,9 @@ def same(a, b):
 class Bench:
     def __init__(self, args, driver, hello):
         self.args, self.driver, self.hello = args, driver, hello
-        # dicts: place, point, op, lost, variant, metric (wall, inproc:
-        # seconds; identical: the rebuilt redundancy files byte for byte), value
+        # dicts: place, point, op, lost, variant, metric (wall, inproc,
+        # create (redset_create_*, before inproc): seconds; identical: the
+        # rebuilt redundancy files byte for byte), value
         self.samples = []
 
     def record(self, place, pt, op, lost, variant, metric, value):
@@ -252,15 +254,17 @@ class Bench:
             return run([MPIEXEC, "-n", str(n), *args])
 
         def driver_seconds(out):
-            m = re.search(r"^redset-driver .* seconds=([0-9.]+) .* rc=0$", out, re.M)
+            m = re.search(r"^redset-driver .* seconds=([0-9.]+) .* create_seconds=([0-9.]+) rc=0$",
+                          out, re.M)
             if not m:
                 sys.exit(f"no timing from redset_driver:\n{out}")
-            return float(m.group(1))
+            return float(m.group(1)), float(m.group(2))
 
         def a_redset():
             rm_redset()
             wall, out = mpi([self.driver, "apply", pt.scheme, str(n), name, files])
-            return {"wall": wall, "inproc": driver_seconds(out)}
+            inproc, create = driver_seconds(out)
+            return {"wall": wall, "inproc": inproc, "create": create}
 
         def a_redio():
             rm_redio()
@@ -352,7 +356,7 @@ class Bench:
             kept = lose(ranks, "redset")
             wall, out = mpi([self.driver, "recover", name])
             same_red = check(ranks, kept, "redset")
-            return {"wall": wall, "inproc": driver_seconds(out), "identical": same_red}
+            return {"wall": wall, "inproc": driver_seconds(out)[0], "identical": same_red}
 
         def r_redio(ranks):
             kept = lose(ranks, "redio")
@@ -417,9 +421,10 @@ def tables(samples, places, points, with_injob, with_offline):
                 == (place, pt.label, op, lost, variant, metric)]
 
     lines = ["#### Apply (seconds: median (min–max); ratio = redset / redio, above 1: redio faster)", ""]
-    head = ["place", "point", "redset in-process", "redset wall", "redio wall", "ratio wall"]
+    head = ["place", "point", "redset in-process", "redset create", "redset wall", "redio wall",
+            "ratio wall"]
     if with_injob:
-        head += ["redio in job (in-process)", "ratio in-process"]
+        head += ["redio in job (in-process)", "ratio in-process", "ratio in-process (best)"]
     if with_offline:
         head += ["redio offline wall"]
     head += ["dd bound", "of bound (best): redset", "of bound (best): redio"
@@ -428,11 +433,13 @@ def tables(samples, places, points, with_injob, with_offline):
     for place in places:
         for pt in points:
             g = lambda v, m="wall": get(place, pt, "apply", 0, v, m)
-            row = [place, pt.label, cell(g("redset", "inproc")), cell(g("redset")),
+            row = [place, pt.label, cell(g("redset", "inproc")), cell(g("redset", "create")),
+                   cell(g("redset")),
                    cell(g("redio")), ratio(g("redset"), g("redio"))]
             if with_injob:
                 row += [cell(g("redio in job", "inproc")),
-                        ratio(g("redset", "inproc"), g("redio in job", "inproc"))]
+                        ratio(g("redset", "inproc"), g("redio in job", "inproc")),
+                        ratio(g("redset", "inproc"), g("redio in job", "inproc"), min)]
             if with_offline:
                 row += [cell(g("redio offline"))]
             redio_ref = g("redio in job", "inproc") if with_injob else g("redio")
@@ -440,7 +447,8 @@ def tables(samples, places, points, with_injob, with_offline):
                     ratio(g("dd bound"), redio_ref, min), cell(g("launch"))]
             lines.append("| " + " | ".join(row) + " |")
     lines += ["", "#### Rebuild (seconds: median (min–max); ratio = redset / redio)", ""]
-    head = ["place", "point", "lost", "redset in-process", "redset wall", "redio wall", "ratio wall"]
+    head = ["place", "point", "lost", "redset in-process", "redset wall", "redio wall", "ratio wall",
+            "ratio wall (best)"]
     if with_offline:
         head += ["redio offline wall", "ratio offline"]
     head += ["redundancy byte-identical: redset / redio"]
@@ -450,7 +458,8 @@ def tables(samples, places, points, with_injob, with_offline):
             for lost in pt.losses:
                 g = lambda v, m="wall": get(place, pt, "rebuild", lost, v, m)
                 row = [place, pt.label, str(lost), cell(g("redset", "inproc")), cell(g("redset")),
-                       cell(g("redio")), ratio(g("redset"), g("redio"))]
+                       cell(g("redio")), ratio(g("redset"), g("redio")),
+                       ratio(g("redset"), g("redio"), min)]
                 if with_offline:
                     row += [cell(g("redio offline")), ratio(g("redset"), g("redio offline"))]
                 same_redio = g("redio", "identical") + g("redio offline", "identical")

@@ -13,14 +13,16 @@
  * the rank's data file(s). Failure group of rank r: "node<r>" (one node
  * per rank, as redio's --groups 'node{rank}').
  *
- * All ranks start together (a barrier); each times its own call with
- * MPI_Wtime; rank 0 prints one line:
+ * All ranks start each step together (a barrier); each times its own call
+ * with MPI_Wtime; rank 0 prints one line:
  *
  *   redset-driver op=apply ranks=N bytes=B seconds=MAX min_seconds=MIN create_seconds=C rc=0
  *
- * seconds is the slowest rank's (create + apply, or recover), i.e. how
- * long the collective operation took; bytes the data of all ranks (apply)
- * or 0 (recover). "noop" measures MPI start-up alone (wall time of the
+ * seconds is the slowest rank's redset_apply (or redset_recover), i.e. how
+ * long the collective operation took; create_seconds the slowest rank's
+ * redset_create_* before it (an application creates its descriptor once
+ * and may apply it at every checkpoint); bytes the data of all ranks
+ * (apply) or 0 (recover). "noop" measures MPI start-up alone (wall time of the
  * mpiexec around it). Exit status 0 only if redset succeeded on every rank.
  */
 #include <mpi.h>
@@ -118,13 +120,21 @@ int main(int argc, char **argv) {
   redset d = NULL;
   int rc;
   double create_s = 0, t0, t1;
-  MPI_Barrier(MPI_COMM_WORLD);
-  t0 = MPI_Wtime();
   if (apply) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
     rc = create(argv[2], atoi(argv[3]), group, &d);
     create_s = MPI_Wtime() - t0;
-    if (rc == REDSET_SUCCESS) rc = redset_apply(nfiles, (const char **)files, name, d);
+    if (rc != REDSET_SUCCESS) {
+      fprintf(stderr, "rank %d: redset_create failed for scheme %s\n", rank, argv[2]);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    rc = redset_apply(nfiles, (const char **)files, name, d);
   } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
     rc = redset_recover(MPI_COMM_WORLD, name, &d);
   }
   t1 = MPI_Wtime();
