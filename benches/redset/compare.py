@@ -525,6 +525,10 @@ def main():
     for place in places:
         for pt in points:
             bench.point(place, os.path.join(dirs[place], "run"), pt)
+        try:
+            os.rmdir(dirs[place])  # if empty (created by this script)
+        except OSError:
+            pass
     info["load_end"] = loadavg()
 
     command = " ".join(["REDSET_PREFIX=$REDSET_PREFIX benches/redset/compare.py", *sys.argv[1:]])
