@@ -23,6 +23,7 @@ use crate::partner;
 use crate::redundancy_file::{check_payload, open_redundancy, parse_name, read_header, Parsed};
 use crate::scheme::Scheme;
 use crate::stripe::StripeCode;
+use redio_aligned::AlignedBuf;
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -455,13 +456,18 @@ pub fn recompute_mismatches(
     let mut bad = Vec::new();
     let chunk = h.chunk_size;
     let piece = opts.piece.max(1);
-    let mut bufs = vec![Vec::new(); p];
+    let mut bufs = vec![AlignedBuf::new(); p];
+    let mut parity = vec![AlignedBuf::new(); code.parity_count()];
+    let mut got = AlignedBuf::new();
     for r in 0..p {
         let mut off = 0u64;
         while off < chunk {
             let len = piece.min((chunk - off) as usize);
             read_row(&code, &readers, r, chunk, off, &mut bufs, len)?;
-            let mut parity = vec![vec![0u8; len]; code.parity_count()];
+            // encode_row zero-fills each before summing.
+            for b in &mut parity {
+                b.resize_for_overwrite(len);
+            }
             let refs: Vec<&[u8]> = bufs
                 .iter()
                 .map(|b| if b.len() >= len { &b[..len] } else { &b[..] })
@@ -470,9 +476,9 @@ pub fn recompute_mismatches(
             for (j, want) in parity.iter().enumerate() {
                 let holder = code.parity_holder(r, j);
                 if let Some((path, at)) = &s.redundancy[holder] {
-                    let mut got = vec![0u8; len];
+                    got.resize_for_overwrite(len);
                     open_redundancy(path)?.read_exact_at(&mut got, at + j as u64 * chunk + off)?;
-                    if &got != want {
+                    if got != *want {
                         bad.push(format!(
                             "member {holder}: {}: parity chunk {j} (row {r}) does not match the data at bytes {off}..{}",
                             path.display(),

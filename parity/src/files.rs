@@ -4,6 +4,7 @@
 
 use crate::format::FileMeta;
 use crate::safe_fs::{self, Dir, Links};
+use redio_aligned::AlignedBuf;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
@@ -167,7 +168,7 @@ pub fn crc_file(path: &Path) -> io::Result<(u64, u32)> {
 /// CRC32 and length of an open file from its start to its end.
 pub fn crc_of(f: &File) -> io::Result<(u64, u32)> {
     let mut h = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = AlignedBuf::for_overwrite(1 << 20);
     let mut n = 0u64;
     loop {
         let got = f.read_at(&mut buf, n)?;

@@ -20,6 +20,7 @@ use crate::progress::Progress;
 use crate::redundancy_file::open_redundancy;
 use crate::scheme::Scheme;
 use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
+use redio_aligned::AlignedBuf;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -233,8 +234,8 @@ fn solve_rows(
         .collect::<Result<_, _>>()
         .map_err(|e| Error::Unrecoverable(e.to_string()))?;
     let chunk = h.chunk_size;
-    let mut data: Vec<Vec<u8>> = vec![Vec::new(); p];
-    let mut par: Vec<Vec<u8>> = vec![Vec::new(); code.parity_count()];
+    let mut data = vec![AlignedBuf::new(); p];
+    let mut par = vec![AlignedBuf::new(); code.parity_count()];
     let mut bufs = PieceBuffers::default();
     let rows = plans.iter().filter(|pl| !pl.lost_data.is_empty()).count() as u64;
     let mut progress = Progress::new(
@@ -250,7 +251,7 @@ fn solve_rows(
             let mut have_data = vec![false; p];
             for m in code.data_members(r) {
                 if let (Some(rd), Some(d)) = (&intact[m], code.data_chunk(m, r)) {
-                    data[m].resize(len, 0);
+                    data[m].resize_for_overwrite(len);
                     rd.read_at(d as u64 * chunk + off, &mut data[m][..len])?;
                     have_data[m] = true;
                 }
@@ -259,7 +260,7 @@ fn solve_rows(
             for (j, b) in par.iter_mut().enumerate() {
                 let holder = code.parity_holder(r, j);
                 if let (Some(f), Some((_, at))) = (&red_files[holder], &s.redundancy[holder]) {
-                    b.resize(len, 0);
+                    b.resize_for_overwrite(len);
                     f.read_exact_at(&mut b[..len], at + j as u64 * chunk + off)?;
                     have_par[j] = true;
                 }
@@ -316,7 +317,7 @@ fn copy_back(
         let base = at + rh.payload_offset(slot);
         let total = h.members[m].logical_len();
         let mut off = 0u64;
-        let mut buf = vec![0u8; piece];
+        let mut buf = AlignedBuf::for_overwrite(piece);
         while off < total {
             let len = piece.min((total - off) as usize);
             f.read_exact_at(&mut buf[..len], base + off)?;

@@ -12,6 +12,7 @@ use crate::gf::kernel::best;
 use crate::logical::{logical_reader, write_logical, LogicalReader};
 use crate::redundancy_file::open_redundancy;
 use crate::stripe::PieceBuffers;
+use redio_aligned::AlignedBuf;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -33,16 +34,20 @@ impl Member<'_> {
     }
 
     /// Answers a request into `buf` (zeros after a local error).
-    pub(super) fn serve(&mut self, req: Request, buf: &mut Vec<u8>) {
+    pub(super) fn serve(&mut self, req: Request, buf: &mut AlignedBuf) {
         buf.clear();
-        buf.resize(req.len() as usize, 0);
+        // Every byte is read, or zeroed on an error.
+        buf.resize_for_overwrite(req.len() as usize);
         let l = self.local;
         let res = match req {
             Request::Data { offset, .. } => {
                 if self.reader.is_none() {
                     match logical_reader(l.root, &l.header.members[l.me], &self.data_out) {
                         Ok(r) => self.reader = Some(r),
-                        Err(e) => return self.fail(e),
+                        Err(e) => {
+                            buf.fill(0);
+                            return self.fail(e);
+                        }
                     }
                 }
                 self.reader.as_ref().map(|r| r.read_at(offset, buf))
@@ -50,11 +55,15 @@ impl Member<'_> {
             Request::Payload { offset, .. } => {
                 if self.payload.is_none() {
                     let Some((path, _)) = &l.redundancy else {
+                        buf.fill(0);
                         return self.fail("asked for a redundancy file it does not have");
                     };
                     match open_redundancy(path) {
                         Ok(f) => self.payload = Some(f),
-                        Err(e) => return self.fail(e),
+                        Err(e) => {
+                            buf.fill(0);
+                            return self.fail(e);
+                        }
                     }
                 }
                 let at = l.redundancy.as_ref().map_or(0, |r| r.1);
@@ -154,16 +163,16 @@ impl Member<'_> {
 /// Combines the pieces a rebuilder received for one step and writes the
 /// result into its temporary files.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn combine(
+pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
     m: &mut Member<'_>,
     plan: &Plan,
     step: &Step,
     srcs: &[(usize, Request)],
-    got: &[Vec<u8>],
+    got: &[B],
     off: u64,
     len: usize,
     bufs: &mut PieceBuffers,
-    acc: &mut Vec<u8>,
+    acc: &mut AlignedBuf,
 ) -> Result<(), String> {
     let h = m.local.header;
     let me = m.local.me;

@@ -24,6 +24,7 @@ use crate::ring::{Traffic, Transport};
 use crate::stripe::PieceBuffers;
 use member::{combine, Member};
 use plan::{plan, Request};
+use redio_aligned::{AlignedBuf, ByteBuf};
 use std::path::{Path, PathBuf};
 
 // The plan is the same on every member; the member side is this process's.
@@ -78,7 +79,11 @@ pub struct Rebuilt {
 /// Runs this member's part of the collective rebuild of its set. Every
 /// member of the set calls it with the same `damage`; `t` connects the
 /// set's members (member i of the transport is member i of the set).
-pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport) -> Rebuilt {
+pub fn rebuild_member<B: ByteBuf>(
+    local: &Local<'_>,
+    damage: &Damage,
+    t: &mut dyn Transport<B>,
+) -> Rebuilt {
     let h = local.header;
     let mut m = Member {
         local,
@@ -109,7 +114,10 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
     );
     let piece = local.piece.max(1) as u64;
     let mut bufs = PieceBuffers::default();
-    let (mut got, mut acc, mut answer) = (Vec::<Vec<u8>>::new(), Vec::new(), Vec::new());
+    // Received pieces are the transport's buffers; what this member reads
+    // or sums is page-aligned.
+    let (mut got, mut req) = (Vec::<B>::new(), B::default());
+    let (mut acc, mut answer) = (AlignedBuf::new(), AlignedBuf::new());
     for (index, step) in plan.steps.iter().enumerate() {
         if index == plan.phase2 && damage.lost_data[local.me] {
             m.seal_data();
@@ -124,7 +132,6 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
                     if src != local.me {
                         continue;
                     }
-                    let mut req = Vec::new();
                     if let Err(e) = t.recv(step.to, &mut req) {
                         m.fail(e);
                         return m.out;
@@ -141,7 +148,7 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
             continue;
         }
         // Rebuilder: keep two pieces requested ahead.
-        let ask = |t: &mut dyn Transport, i: usize| -> Result<(), String> {
+        let ask = |t: &mut dyn Transport<B>, i: usize| -> Result<(), String> {
             let (off, len) = pieces[i];
             for (src, req) in plan.sources(h, step, off, len) {
                 t.send(src, &req.encode())?;
@@ -162,7 +169,7 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
                 }
             }
             let srcs = plan.sources(h, step, off, len);
-            got.resize_with(srcs.len().max(got.len()), Vec::new);
+            got.resize_with(srcs.len().max(got.len()), B::default);
             for (n, &(src, _)) in srcs.iter().enumerate() {
                 if let Err(e) = t.recv(src, &mut got[n]) {
                     m.fail(e);

@@ -29,6 +29,7 @@ use crate::comm::ffi;
 use crate::parity::collective::OwnComm;
 use crate::parity::protect;
 use crate::parity::transport::MpiTransport;
+use redio_aligned::AlignedBuf;
 use redio_parity::assess::{check_files, check_redundancy, recoverable, Verdict};
 use redio_parity::files::{check_header_paths, list_protectable};
 use redio_parity::format::{file_name, Header};
@@ -630,7 +631,7 @@ fn compare_parity(
         .map_err(|e| bad.push(e.to_string()))
         .ok();
     let mut read_failed = None;
-    let mut got = Vec::new();
+    let mut got = AlignedBuf::new();
     let mut read = |d: usize, off: u64, buf: &mut [u8]| {
         buf.fill(0);
         if let Some(Err(e)) = reader
@@ -642,12 +643,11 @@ fn compare_parity(
         Ok(())
     };
     let mut write = |j: usize, off: u64, want: &[u8]| {
-        got.clear();
-        got.resize(want.len(), 0);
+        got.resize_for_overwrite(want.len());
         let at = payload_at + j as u64 * chunk + off;
         let same = stored
             .as_ref()
-            .is_some_and(|f| f.read_exact_at(&mut got, at).is_ok() && got == want);
+            .is_some_and(|f| f.read_exact_at(&mut got, at).is_ok() && got == *want);
         if !same {
             bad.push(format!(
                 "{}: parity chunk {j} does not match the data at bytes {off}..{}",
