@@ -34,6 +34,8 @@
 //! with; the empty buffer's pointer is never dereferenced (zero-length
 //! slices only).
 
+#![warn(missing_docs)]
+
 use std::alloc::{self, Layout};
 use std::fmt;
 use std::mem::MaybeUninit;
@@ -45,7 +47,7 @@ use std::ptr::{self, NonNull};
 /// buffers had before).
 pub const ALIGN: usize = 4096;
 
-/// A page-aligned, growable byte buffer: see the [crate](crate) docs for
+/// A page-aligned, growable byte buffer: see the [crate] docs for
 /// its invariant.
 pub struct AlignedBuf {
     /// `ALIGN` as an address (no allocation) when `cap == 0`.
