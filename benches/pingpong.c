@@ -2,7 +2,8 @@
  * round-trip time and the bandwidth it implies. Used by
  * benches/ucx_transports.sh to measure what a UCX transport setting costs
  * the application's own communication. Output: one line per size,
- * "SIZE_BYTES ROUND_TRIP_US BANDWIDTH_MBS". */
+ * "SIZE_BYTES ROUND_TRIP_US BANDWIDTH_MBS". The message buffer is
+ * page-aligned (issue 20); REDIO_BENCH_ALLOC=malloc uses plain malloc. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,14 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const long sizes[] = {8, 1024, 65536, 262144, 1048576, 8388608};
     const int count = sizeof sizes / sizeof sizes[0];
-    char *buf = malloc(sizes[count - 1]);
+    const char *how = getenv("REDIO_BENCH_ALLOC");
+    char *buf = NULL;
+    if (how && strcmp(how, "malloc") == 0) {
+        buf = malloc(sizes[count - 1]);
+    } else if (posix_memalign((void **)&buf, 4096, sizes[count - 1]) != 0) {
+        buf = NULL;
+    }
+    if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
     memset(buf, rank, sizes[count - 1]);
     for (int s = 0; s < count; s++) {
         long size = sizes[s];

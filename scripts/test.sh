@@ -9,7 +9,7 @@ scripts/build.sh
 
 echo "== format and lints"
 cargo fmt --all -- --check
-cargo clippy --locked --all-targets -p redio -p redio-core -p redio-protocols -p redio-parity -- -D warnings
+cargo clippy --locked --all-targets -p redio -p redio-aligned -p redio-core -p redio-protocols -p redio-parity -- -D warnings
 for mpi in mpich openmpi openmpi5; do
   REDIO_MPI=$mpi CARGO_TARGET_DIR=target/$mpi cargo clippy --locked --release --all-targets -p redio-preload -- -D warnings
 done
@@ -21,7 +21,7 @@ echo "== tests"
 # by the harness. Every mpiexec runs under timeout(1). The four fuzz targets
 # (tests/fuzz_parsers.rs) run 60 s each, two at a time: about two minutes.
 export REDIO_FUZZ_SECONDS="${REDIO_FUZZ_SECONDS:-60}"
-cargo test --locked -p redio -p redio-core -p redio-protocols -p redio-parity
+cargo test --locked -p redio -p redio-aligned -p redio-core -p redio-protocols -p redio-parity
 # The preload's unit tests need no MPI job; MPICH's handles are integers, so
 # the test binary links without libmpi.
 REDIO_MPI=mpich CARGO_TARGET_DIR=target/mpich cargo test --locked --release -p redio-preload

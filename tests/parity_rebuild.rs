@@ -242,6 +242,49 @@ fn flipped_data_byte_is_reported_and_repaired_collectively() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// A rebuild checks the survivors' CRC32s from the reads that serve it
+/// (each byte read once): a byte flipped in place on a survivor, invisible
+/// to existence and size, shows up only then. Nothing is renamed; every
+/// rank checks everything and the rebuild starts over with that damage
+/// known: both rebuilt within the tolerance (RS(2)), refused beyond it
+/// (XOR), with no temporary file or new directory left behind.
+#[test]
+fn a_survivor_damaged_in_place_is_found_while_rebuilding_and_repaired_or_refused() {
+    let mut case = Case::new("rs", 4, 4);
+    case.prefix = "pr-silent";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 4);
+    let before = snapshot(&dirs);
+    let victim = rank_dir(&data, 0, 2).join("ckpt.dat");
+    flip(&victim, 4321);
+    lose(&data, 0, &[0]);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 4);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("found while rebuilding"), "{report}");
+    assert!(
+        report.contains(&format!("rank 2: rebuilt {}", victim.display())),
+        "{report}"
+    );
+    assert_eq!(data_only(&snapshot(&dirs)), data_only(&before));
+
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr-silent-xor";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 3);
+    flip(&rank_dir(&data, 0, 1).join("ckpt.dat"), 4321);
+    lose(&data, 0, &[0]);
+    let listed = listing(&dirs);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let report = text(&o);
+    assert!(report.contains("found while rebuilding"), "{report}");
+    assert!(report.contains("refused, nothing written"), "{report}");
+    assert!(report.contains("tolerates"), "{report}");
+    assert_eq!(listing(&dirs), listed, "nothing written, no directory made");
+    assert!(!rank_dir(&data, 0, 0).exists());
+}
+
 #[test]
 fn damaged_redundancy_files_are_detected_and_rewritten_collectively() {
     let mut case = Case::new("rs", 4, 4);

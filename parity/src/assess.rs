@@ -15,7 +15,7 @@
 use crate::encode::read_row;
 use crate::error::Error;
 use crate::files::{self, UnsafePath};
-use crate::format::{FileMeta, Header, MemberMeta};
+use crate::format::{ChunkMeta, FileMeta, Header, MemberMeta};
 use crate::gf::kernel::Kernel;
 use crate::logical::{logical_reader, LogicalReader};
 use crate::options::Options;
@@ -23,6 +23,7 @@ use crate::partner;
 use crate::redundancy_file::{check_payload, open_redundancy, parse_name, read_header, Parsed};
 use crate::scheme::Scheme;
 use crate::stripe::StripeCode;
+use redio_aligned::AlignedBuf;
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -60,12 +61,30 @@ pub struct SetState {
     pub roots: Vec<PathBuf>,
     /// Per member: good redundancy file (path, payload offset), if any.
     pub redundancy: Vec<Option<(PathBuf, u64)>>,
+    /// Per member: the payload chunks (length, CRC32) its good redundancy
+    /// file's own header records (empty without one).
+    pub payload: Vec<Vec<ChunkMeta>>,
     /// Per member: is its logical file damaged, and which files.
     pub damaged_files: Vec<Vec<usize>>,
     /// Everything found, one line each.
     pub findings: Vec<String>,
     /// The verdict.
     pub verdict: Verdict,
+    /// The CRC32s of the intact-looking data files and redundancy payloads
+    /// were not read yet ([`assess_quick`]): damage is existence, size
+    /// and headers only until [`check_deferred`] or a rebuild that checks
+    /// them while it reads them.
+    pub deferred: bool,
+}
+
+/// How deep an assessment looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Existence, size and CRC32 of every file, headers and payload CRC32s.
+    Full,
+    /// Existence, size and headers; no file is read beyond its header (a
+    /// rebuild checks the CRC32s while it reads the files anyway).
+    Quick,
 }
 
 /// All sets found under `dirs`, and the overall verdict.
@@ -85,6 +104,18 @@ type Found = (usize, PathBuf, Result<Parsed, String>);
 /// Finds and checks every redundancy file and protected file under `dirs`.
 /// Unsafe header paths are an error (nothing is read through them).
 pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
+    assess_with(dirs, opts, Depth::Full)
+}
+
+/// [`assess`] without reading any file beyond its header: what is lost by
+/// existence, size and headers, the CRC32s left for later (every set's
+/// [`SetState::deferred`] is set).
+pub fn assess_quick(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
+    assess_with(dirs, opts, Depth::Quick)
+}
+
+/// [`assess`] to the given depth.
+pub fn assess_with(dirs: &[PathBuf], opts: &Options, depth: Depth) -> Result<Assessment, Error> {
     if dirs.is_empty() {
         return Err(Error::Usage("no directory given".into()));
     }
@@ -121,7 +152,7 @@ pub fn assess(dirs: &[PathBuf], opts: &Options) -> Result<Assessment, Error> {
     let mut sets = Vec::new();
     let mut set_count = None;
     for (set_id, found) in by_set {
-        let st = assess_set(set_id, found, dirs, &opts.prefix)?;
+        let st = assess_set(set_id, found, dirs, &opts.prefix, depth)?;
         if let Some(h) = &st.header {
             set_count = Some(h.set_count);
         }
@@ -217,6 +248,7 @@ fn assess_set(
     found: Vec<(usize, PathBuf, Result<Parsed, String>)>,
     dirs: &[PathBuf],
     prefix: &str,
+    depth: Depth,
 ) -> Result<SetState, Error> {
     let mut findings = Vec::new();
     let reference = found
@@ -242,9 +274,11 @@ fn assess_set(
             header: None,
             roots: Vec::new(),
             redundancy: Vec::new(),
+            payload: Vec::new(),
             damaged_files: Vec::new(),
             findings,
             verdict: Verdict::Unrecoverable,
+            deferred: false,
         });
     };
     let p = header.members.len();
@@ -266,6 +300,7 @@ fn assess_set(
     // Security first: every path of every member, before reading anything.
     files::check_header_paths(&header, prefix, dirs.len() == 1)?;
     let mut redundancy: Vec<Option<(PathBuf, u64)>> = vec![None; p];
+    let mut payload = vec![Vec::new(); p];
     for (m, path, parsed) in found {
         match parsed {
             Err(e) => findings.push(format!("member {m}: redundancy file damaged: {e}")),
@@ -278,8 +313,11 @@ fn assess_set(
                 path.display(),
                 roots[m].display()
             )),
-            Ok(parsed) => match check_redundancy(&path, &parsed, m, &header) {
-                Ok(at) => redundancy[m] = Some((path, at)),
+            Ok(parsed) => match check_redundancy_to(&path, &parsed, m, &header, depth) {
+                Ok(at) => {
+                    redundancy[m] = Some((path, at));
+                    payload[m] = parsed.header.payload;
+                }
                 Err(e) => findings.push(format!("member {m}: {}: {e}", path.display())),
             },
         }
@@ -295,34 +333,85 @@ fn assess_set(
     }
     let mut damaged_files = vec![Vec::new(); p];
     for (m, meta) in header.members.iter().enumerate() {
-        for (i, full, why) in check_files(&roots[m], meta)? {
+        for (i, full, why) in check_files_to(&roots[m], meta, depth)? {
             findings.push(format!("member {m}: {}: {why}", full.display()));
             damaged_files[m].push(i);
         }
     }
-    let lost_data: Vec<bool> = damaged_files.iter().map(|d| !d.is_empty()).collect();
-    let lost_red: Vec<bool> = redundancy.iter().map(Option::is_none).collect();
-    let damaged = lost_data.iter().zip(&lost_red).any(|(a, b)| *a || *b);
-    let verdict = if !damaged {
-        Verdict::Healthy
-    } else {
-        match recoverable(&header, &lost_data, &lost_red) {
-            Ok(()) => Verdict::Repairable,
-            Err(why) => {
-                findings.push(format!("set {set_id}: {why}"));
-                Verdict::Unrecoverable
-            }
-        }
-    };
-    Ok(SetState {
+    let mut st = SetState {
         set_id,
         header: Some(header),
         roots,
         redundancy,
+        payload,
         damaged_files,
         findings,
-        verdict,
-    })
+        verdict: Verdict::Healthy,
+        deferred: depth == Depth::Quick,
+    };
+    judge(&mut st);
+    Ok(st)
+}
+
+/// Sets `s.verdict` from its damage (a set with a header).
+fn judge(s: &mut SetState) {
+    let Some(header) = &s.header else {
+        return;
+    };
+    let lost_data: Vec<bool> = s.damaged_files.iter().map(|d| !d.is_empty()).collect();
+    let lost_red: Vec<bool> = s.redundancy.iter().map(Option::is_none).collect();
+    let damaged = lost_data.iter().zip(&lost_red).any(|(a, b)| *a || *b);
+    s.verdict = if !damaged {
+        Verdict::Healthy
+    } else {
+        match recoverable(header, &lost_data, &lost_red) {
+            Ok(()) => Verdict::Repairable,
+            Err(why) => {
+                s.findings.push(format!("set {}: {why}", s.set_id));
+                Verdict::Unrecoverable
+            }
+        }
+    };
+}
+
+/// Runs the CRC32 checks a quick assessment left out (every intact-looking
+/// data file, every usable redundancy payload) and judges the set again;
+/// nothing when they were done. Reads each of those bytes once.
+pub fn check_deferred(s: &mut SetState) -> Result<(), Error> {
+    let Some(header) = s.header.clone().filter(|_| s.deferred) else {
+        return Ok(());
+    };
+    s.deferred = false;
+    // The finding of an unrecoverable verdict is judged again below.
+    let verdict_line = format!("set {}: ", s.set_id);
+    s.findings.retain(|f| !f.starts_with(&verdict_line));
+    for (m, meta) in header.members.iter().enumerate() {
+        for (i, full, why) in check_files_to(&s.roots[m], meta, Depth::Full)? {
+            if !s.damaged_files[m].contains(&i) {
+                s.findings
+                    .push(format!("member {m}: {}: {why}", full.display()));
+                s.damaged_files[m].push(i);
+                s.damaged_files[m].sort_unstable();
+            }
+        }
+        if let Some((path, at)) = s.redundancy[m].clone() {
+            let mut own = header.clone();
+            own.payload = s.payload[m].clone();
+            let parsed = Parsed {
+                header: own,
+                payload_at: at,
+                copy_a_error: None,
+            };
+            if let Err(e) = check_payload(&path, &parsed) {
+                s.findings
+                    .push(format!("member {m}: {}: {e}", path.display()));
+                s.redundancy[m] = None;
+                s.payload[m].clear();
+            }
+        }
+    }
+    judge(s);
+    Ok(())
 }
 
 /// Checks a member's files by existence, size and CRC32 against their
@@ -331,6 +420,16 @@ fn assess_set(
 pub fn check_files(
     root: &Path,
     meta: &MemberMeta,
+) -> Result<Vec<(usize, PathBuf, String)>, UnsafePath> {
+    check_files_to(root, meta, Depth::Full)
+}
+
+/// [`check_files`] to the given depth: [`Depth::Quick`] leaves out the
+/// CRC32 (no file is read).
+pub fn check_files_to(
+    root: &Path,
+    meta: &MemberMeta,
+    depth: Depth,
 ) -> Result<Vec<(usize, PathBuf, String)>, UnsafePath> {
     let mut out = Vec::new();
     for (i, f) in meta.files.iter().enumerate() {
@@ -348,6 +447,7 @@ pub fn check_files(
                     ""
                 }
             )),
+            Ok(_) if depth == Depth::Quick => None,
             Ok(md) => match files::crc_file(&full) {
                 Ok((_, crc)) if crc != f.crc32 => Some(format!(
                     "CRC32 {crc:08x} instead of {:08x} (content changed{})",
@@ -385,6 +485,18 @@ pub fn check_redundancy(
     m: usize,
     reference: &Header,
 ) -> Result<u64, String> {
+    check_redundancy_to(path, parsed, m, reference, Depth::Full)
+}
+
+/// [`check_redundancy`] to the given depth: [`Depth::Quick`] checks the
+/// headers and the length, not the payload CRC32s.
+pub fn check_redundancy_to(
+    path: &Path,
+    parsed: &Parsed,
+    m: usize,
+    reference: &Header,
+    depth: Depth,
+) -> Result<u64, String> {
     if parsed.header.member as usize != m || !parsed.header.same_set(reference) {
         return Err("header disagrees with the set's other headers".into());
     }
@@ -393,7 +505,9 @@ pub fn check_redundancy(
             "header copy A damaged ({e}); copy B used, file will be rewritten"
         ));
     }
-    check_payload(path, parsed)?;
+    if depth == Depth::Full {
+        check_payload(path, parsed)?;
+    }
     Ok(parsed.payload_at)
 }
 
@@ -455,13 +569,18 @@ pub fn recompute_mismatches(
     let mut bad = Vec::new();
     let chunk = h.chunk_size;
     let piece = opts.piece.max(1);
-    let mut bufs = vec![Vec::new(); p];
+    let mut bufs = vec![AlignedBuf::new(); p];
+    let mut parity = vec![AlignedBuf::new(); code.parity_count()];
+    let mut got = AlignedBuf::new();
     for r in 0..p {
         let mut off = 0u64;
         while off < chunk {
             let len = piece.min((chunk - off) as usize);
             read_row(&code, &readers, r, chunk, off, &mut bufs, len)?;
-            let mut parity = vec![vec![0u8; len]; code.parity_count()];
+            // encode_row zero-fills each before summing.
+            for b in &mut parity {
+                b.resize_for_overwrite(len);
+            }
             let refs: Vec<&[u8]> = bufs
                 .iter()
                 .map(|b| if b.len() >= len { &b[..len] } else { &b[..] })
@@ -470,9 +589,9 @@ pub fn recompute_mismatches(
             for (j, want) in parity.iter().enumerate() {
                 let holder = code.parity_holder(r, j);
                 if let Some((path, at)) = &s.redundancy[holder] {
-                    let mut got = vec![0u8; len];
+                    got.resize_for_overwrite(len);
                     open_redundancy(path)?.read_exact_at(&mut got, at + j as u64 * chunk + off)?;
-                    if &got != want {
+                    if got != *want {
                         bad.push(format!(
                             "member {holder}: {}: parity chunk {j} (row {r}) does not match the data at bytes {off}..{}",
                             path.display(),

@@ -17,6 +17,7 @@ use crate::redundancy_file::finish_file;
 use crate::scheme::Scheme;
 use crate::sets::build_sets;
 use crate::stripe::StripeCode;
+use redio_aligned::AlignedBuf;
 use std::io;
 use std::path::PathBuf;
 
@@ -221,8 +222,8 @@ pub(crate) fn write_payloads(
             let code =
                 StripeCode::new(template.scheme, p).map_err(|e| Error::Usage(e.to_string()))?;
             let chunk = template.chunk_size;
-            let mut bufs = vec![Vec::new(); p];
-            let mut acc = Vec::new();
+            let mut bufs = vec![AlignedBuf::new(); p];
+            let mut acc = AlignedBuf::new();
             let mut off = 0u64;
             while off < chunk {
                 let len = piece.min((chunk - off) as usize);
@@ -261,7 +262,7 @@ pub(crate) fn write_payloads(
                 {
                     let total = template.members[x].logical_len();
                     let mut off = 0u64;
-                    let mut buf = vec![0u8; piece];
+                    let mut buf = AlignedBuf::for_overwrite(piece);
                     while off < total {
                         let len = piece.min((total - off) as usize);
                         readers[x].read_at(off, &mut buf[..len])?;
@@ -287,19 +288,20 @@ pub(crate) fn write_payloads(
 
 /// Reads the data pieces of row `r` at `off` within the chunk into
 /// `bufs[m][..len]` for every data member `m` (buffers are reused across
-/// pieces: fresh allocations cost page faults at every step).
+/// pieces: fresh allocations cost page faults at every step, and are
+/// page-aligned: reads into misaligned buffers are slower).
 pub(crate) fn read_row(
     code: &StripeCode,
     readers: &[LogicalReader],
     r: usize,
     chunk: u64,
     off: u64,
-    bufs: &mut [Vec<u8>],
+    bufs: &mut [AlignedBuf],
     len: usize,
 ) -> io::Result<()> {
     for (m, buf) in bufs.iter_mut().enumerate() {
         if let Some(d) = code.data_chunk(m, r) {
-            buf.resize(len, 0);
+            buf.resize_for_overwrite(len);
             readers[m].read_at(d as u64 * chunk + off, &mut buf[..len])?;
         }
     }

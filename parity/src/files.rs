@@ -4,6 +4,7 @@
 
 use crate::format::FileMeta;
 use crate::safe_fs::{self, Dir, Links};
+use redio_aligned::AlignedBuf;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Write};
@@ -167,7 +168,7 @@ pub fn crc_file(path: &Path) -> io::Result<(u64, u32)> {
 /// CRC32 and length of an open file from its start to its end.
 pub fn crc_of(f: &File) -> io::Result<(u64, u32)> {
     let mut h = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = AlignedBuf::for_overwrite(1 << 20);
     let mut n = 0u64;
     loop {
         let got = f.read_at(&mut buf, n)?;
@@ -369,6 +370,64 @@ pub fn create_dirs_in_root(root: &Path, dir: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The directories a rebuild made for the files it writes, removed again
+/// when it is dropped (those left empty: its temporary files are gone,
+/// nothing was renamed into them) unless [`MadeDirs::keep`] was called. A
+/// refused or failed rebuild leaves the directories as it found them.
+#[derive(Debug, Default)]
+pub struct MadeDirs {
+    /// In the order they were made (parents first).
+    dirs: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl MadeDirs {
+    /// [`create_dirs_in_root`], remembering what did not exist.
+    pub fn create(&mut self, root: &Path, dir: &Path) -> io::Result<()> {
+        let missing = Self::missing(dir);
+        let made = create_dirs_in_root(root, dir);
+        self.dirs.extend(missing);
+        made
+    }
+
+    /// `create_dir_all` of a directory the user named (no root to stay
+    /// in), remembering what did not exist.
+    pub fn create_all(&mut self, dir: &Path) -> io::Result<()> {
+        let missing = Self::missing(dir);
+        let made = std::fs::create_dir_all(dir);
+        self.dirs.extend(missing);
+        made
+    }
+
+    /// Everything was renamed into place: the directories stay.
+    pub fn keep(mut self) {
+        self.keep = true;
+    }
+
+    /// `dir` and its ancestors that do not exist, parents first.
+    fn missing(dir: &Path) -> Vec<PathBuf> {
+        let mut missing = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at.filter(|d| std::fs::symlink_metadata(d).is_err()) {
+            missing.push(d.to_path_buf());
+            at = d.parent();
+        }
+        missing.reverse();
+        missing
+    }
+}
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        if !self.keep {
+            for d in self.dirs.iter().rev() {
+                // Only an empty directory goes: never anything written.
+                let _ = std::fs::remove_dir(d);
+            }
+        }
+    }
 }
 
 /// Whether `name` is a redundancy file (`<prefix>…rdp`) or one of redio's

@@ -27,6 +27,8 @@
 //!   [`options`] and [`error`]; used by the CLI and the collective job;
 //! - [`offline`]: the front that re-exports those verbs for their callers;
 //! - [`repair`]: one member's part of the collective (MPI) rebuild;
+//! - [`survivors`]: a survivor's CRC32 checks folded into the reads that
+//!   serve a rebuild, so that each byte is read once;
 //! - [`worker_args`]: what the collective `redio parity` job is asked to
 //!   do, as the `KEY=VALUE` words of `redio parity worker`;
 //! - [`progress`]: periodic progress lines with bytes and MB/s;
@@ -57,4 +59,5 @@ pub mod safe_fs;
 pub mod scheme;
 pub mod sets;
 pub mod stripe;
+pub mod survivors;
 pub mod worker_args;

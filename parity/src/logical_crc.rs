@@ -1,12 +1,16 @@
 //! The CRC32 of each of a member's files, computed from the bytes the
 //! encode reads anyway, so that the files are read once, not twice (once
-//! for the header's CRCs, once for the parity).
+//! for the header's CRCs, once for the parity); the rebuild uses it the same
+//! way to check survivors while they serve pieces, and to check what it
+//! writes without reading it back.
 //!
 //! The encode reads the logical file chunk by chunk, and within a chunk in
 //! increasing offsets, but interleaves the chunks. So the logical file is
 //! cut at every file and every chunk boundary into segments, each segment
 //! is hashed as its bytes arrive (in order), and a file's CRC is the
 //! combination of its segments' CRCs (`crc32fast::Hasher::combine`).
+//! Bytes seen again are skipped; bytes past a gap in a segment are not
+//! hashed, and [`LogicalCrc::missing`] names what is left to read.
 
 /// One stretch of the logical file inside one file and one chunk.
 struct Segment {
@@ -25,8 +29,8 @@ pub struct LogicalCrc {
     segments: Vec<Segment>,
     /// Index of the first segment of each file (and one past the last).
     file_first: Vec<usize>,
-    /// Set when bytes came out of order: [`LogicalCrc::finish`] then fails.
-    out_of_order: bool,
+    /// Logical offset of each file's first byte (and one past the last).
+    file_start: Vec<u64>,
 }
 
 impl LogicalCrc {
@@ -35,9 +39,11 @@ impl LogicalCrc {
     pub fn new(sizes: &[u64], chunk: u64) -> Self {
         let mut segments = Vec::new();
         let mut file_first = Vec::with_capacity(sizes.len() + 1);
+        let mut file_start = Vec::with_capacity(sizes.len() + 1);
         let mut start = 0u64;
         for &size in sizes {
             file_first.push(segments.len());
+            file_start.push(start);
             let end = start + size;
             let mut at = start;
             while at < end {
@@ -56,15 +62,19 @@ impl LogicalCrc {
             start = end;
         }
         file_first.push(segments.len());
+        file_start.push(start);
         Self {
             segments,
             file_first,
-            out_of_order: false,
+            file_start,
         }
     }
 
     /// Takes `bytes` read at logical `offset` (bytes past the logical
-    /// length, the padding, are ignored).
+    /// length, the padding, are ignored). Within a segment, bytes already
+    /// hashed are skipped (a piece read twice counts once), and bytes that
+    /// do not continue where the segment stands are left for
+    /// [`missing`](Self::missing).
     pub fn observe(&mut self, offset: u64, bytes: &[u8]) {
         let end = offset + bytes.len() as u64;
         // The first segment that ends after `offset`.
@@ -75,36 +85,50 @@ impl LogicalCrc {
             }
             let from = offset.max(s.start);
             let to = end.min(s.end);
-            if from != s.next {
-                self.out_of_order = true;
-                return;
+            if from <= s.next && s.next < to {
+                s.hasher
+                    .update(&bytes[(s.next - offset) as usize..(to - offset) as usize]);
+                s.next = to;
             }
-            s.hasher
-                .update(&bytes[(from - offset) as usize..(to - offset) as usize]);
-            s.next = to;
             i += 1;
         }
     }
 
-    /// Each file's CRC32, or `None` when some byte was not seen, or bytes
-    /// came out of order (the caller then reads the files again).
-    pub fn finish(self) -> Option<Vec<u32>> {
-        if self.out_of_order || self.segments.iter().any(|s| s.next != s.end) {
-            return None;
+    /// What is left to read before every CRC is known: `(file, offset in
+    /// the file, length)`, each within one segment, in logical order.
+    pub fn missing(&self) -> Vec<(usize, u64, u64)> {
+        let mut out = Vec::new();
+        for (f, w) in self.file_first.windows(2).enumerate() {
+            for s in &self.segments[w[0]..w[1]] {
+                if s.next < s.end {
+                    out.push((f, s.next - self.file_start[f], s.end - s.next));
+                }
+            }
         }
+        out
+    }
+
+    /// Each file's CRC32, `None` for a file with bytes not seen.
+    pub fn file_crcs(self) -> Vec<Option<u32>> {
         let mut segments = self.segments.into_iter();
-        let crcs = self
-            .file_first
+        self.file_first
             .windows(2)
             .map(|w| {
                 let mut file = crc32fast::Hasher::new();
+                let mut whole = true;
                 for s in segments.by_ref().take(w[1] - w[0]) {
+                    whole &= s.next == s.end;
                     file.combine(&s.hasher);
                 }
-                file.finalize()
+                whole.then(|| file.finalize())
             })
-            .collect();
-        Some(crcs)
+            .collect()
+    }
+
+    /// Each file's CRC32, or `None` when some byte was not seen (the
+    /// caller then reads the files again).
+    pub fn finish(self) -> Option<Vec<u32>> {
+        self.file_crcs().into_iter().collect()
     }
 }
 
@@ -175,6 +199,31 @@ mod tests {
         }
         let expected: Vec<u32> = files.iter().map(|f| crc32fast::hash(f)).collect();
         assert_eq!(crc.finish(), Some(expected));
+    }
+
+    #[test]
+    fn pieces_seen_twice_count_once_and_gaps_are_named_for_a_second_read() {
+        let files = [bytes(3000, 1), bytes(10, 2), bytes(0, 3), bytes(2000, 4)];
+        let logical = files.concat();
+        let sizes: Vec<u64> = files.iter().map(|f| f.len() as u64).collect();
+        let expected: Vec<Option<u32>> = files.iter().map(|f| Some(crc32fast::hash(f))).collect();
+        let mut crc = LogicalCrc::new(&sizes, 1024);
+        // Chunk 0 twice, chunk 1 with a hole (its second half seen first).
+        crc.observe(0, &logical[..1024]);
+        crc.observe(0, &logical[..1024]);
+        crc.observe(1536, &logical[1536..2048]);
+        crc.observe(1024, &logical[1024..1200]);
+        // Everything from 1200 on is left, in segments.
+        let left = crc.missing();
+        assert_eq!(left[0], (0, 1200, 848));
+        assert!(left.iter().all(|&(f, _, n)| f != 2 && n > 0));
+        for (f, at, n) in left {
+            let start: u64 = sizes[..f].iter().sum();
+            let from = (start + at) as usize;
+            crc.observe(start + at, &logical[from..from + n as usize]);
+        }
+        assert!(crc.missing().is_empty());
+        assert_eq!(crc.file_crcs(), expected);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::files::AtomicFile;
 use crate::format::{self, FormatError, Header, TRAILER_LEN, TRAILER_MAGIC};
 use crate::options::DEFAULT_PIECE;
 use crate::safe_fs::{self, Links};
+use redio_aligned::AlignedBuf;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -141,7 +142,7 @@ pub fn parse_name(name: &str, prefix: &str) -> Option<(u32, usize)> {
 pub fn check_payload(path: &Path, parsed: &Parsed) -> Result<(), String> {
     let f = open_redundancy(path).map_err(|e| e.to_string())?;
     let mut at = parsed.payload_at;
-    let mut buf = vec![0u8; DEFAULT_PIECE];
+    let mut buf = AlignedBuf::for_overwrite(DEFAULT_PIECE);
     for (i, c) in parsed.header.payload.iter().enumerate() {
         let mut h = crc32fast::Hasher::new();
         let mut left = c.len;

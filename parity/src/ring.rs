@@ -21,11 +21,17 @@
 
 use crate::gf::kernel::Kernel;
 use crate::stripe::StripeCode;
+use redio_aligned::{AlignedBuf, ByteBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
 
 /// Point-to-point messages among the members of one set, delivered in
-/// order per sender.
-pub trait Transport {
+/// order per sender, in buffers of type `B`.
+///
+/// `B` is the buffer a transport hands over and fills: [`AlignedBuf`] for
+/// the in-memory transport, so that the ring reads file data straight into
+/// page-aligned messages; `Vec<u8>` (the default) for transports not yet
+/// moved over to it (the MPI one), which the ring serves the same way.
+pub trait Transport<B: ByteBuf = Vec<u8>> {
     /// This member's index in the set.
     fn member(&self) -> usize;
     /// Set size.
@@ -35,14 +41,14 @@ pub trait Transport {
     /// Sends `data` like [`send`](Self::send), handing its buffer over, and
     /// returns an empty buffer for the caller's next message: a transport
     /// that keeps buffers until delivery saves a copy per message.
-    fn send_owned(&mut self, to: usize, data: Vec<u8>) -> Result<Vec<u8>, String> {
+    fn send_owned(&mut self, to: usize, data: B) -> Result<B, String> {
         self.send(to, &data)?;
         let mut data = data;
         data.clear();
         Ok(data)
     }
     /// Receives the next message from member `from` into `buf` (resized).
-    fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String>;
+    fn recv(&mut self, from: usize, buf: &mut B) -> Result<(), String>;
 }
 
 /// Reads this member's data chunk `d` at an offset into a buffer.
@@ -65,10 +71,10 @@ pub struct Traffic {
 /// `buf` with this member's data chunk `d` at `off` (zero-padded);
 /// `write(j, off, bytes)` receives its parity chunk `j` at `off`, pieces in
 /// increasing `off`.
-pub fn encode(
+pub fn encode<B: ByteBuf>(
     code: &StripeCode,
     kernel: &dyn Kernel,
-    t: &mut dyn Transport,
+    t: &mut dyn Transport<B>,
     chunk: u64,
     piece: usize,
     read: &mut ReadChunk<'_>,
@@ -82,8 +88,12 @@ pub fn encode(
     let (left, right) = ((m + p - 1) % p, (m + 1) % p);
     let piece = piece.max(1);
     let mut traffic = Traffic::default();
-    let mut msg: Vec<u8> = Vec::new();
-    let mut data = Vec::new();
+    let mut msg = B::default();
+    // The data piece of rows whose first hop is not a plain copy.
+    let mut data = AlignedBuf::new();
+    // The first hop of an XOR row: the message is the data itself, read
+    // straight into it (no XOR onto zeros).
+    let copies_first = k == 1 && code.coefficient(0, m) == 1;
     let mut off = 0u64;
     while off < chunk {
         let len = piece.min((chunk - off) as usize);
@@ -91,7 +101,12 @@ pub fn encode(
             let r = (m + 2 * p - k - u) % p;
             if u == 0 {
                 msg.clear();
-                msg.resize(k * len, 0);
+                if copies_first {
+                    // Overwritten by the read below: no zero-fill.
+                    msg.resize_for_overwrite(len);
+                } else {
+                    msg.resize(k * len, 0);
+                }
             } else {
                 t.recv(left, &mut msg)?;
                 traffic.received += msg.len() as u64;
@@ -102,12 +117,10 @@ pub fn encode(
                     .data_chunk(m, r)
                     .ok_or_else(|| format!("member {m} has no data in row {r}"))?;
                 traffic.read += len as u64;
-                if u == 0 && k == 1 && code.coefficient(0, m) == 1 {
-                    // The first hop of an XOR row: the message is the data
-                    // itself, read straight into it (no XOR onto zeros).
+                if u == 0 && copies_first {
                     read(d, off, &mut msg)?;
                 } else {
-                    data.resize(len, 0);
+                    data.resize_for_overwrite(len);
                     read(d, off, &mut data)?;
                     for j in 0..k {
                         code.contribute(kernel, j, m, &data, &mut msg[j * len..(j + 1) * len]);
@@ -149,10 +162,10 @@ pub fn encode(
 /// member's rebuilt data chunk `d`. Lost parity is re-encoded afterwards
 /// with [`encode`].
 #[allow(clippy::too_many_arguments)]
-pub fn rebuild(
+pub fn rebuild<B: ByteBuf>(
     code: &StripeCode,
     kernel: &dyn Kernel,
-    t: &mut dyn Transport,
+    t: &mut dyn Transport<B>,
     lost_data: &[bool],
     lost_parity: &[bool],
     chunk: u64,
@@ -169,7 +182,10 @@ pub fn rebuild(
         .map_err(|e| e.to_string())?;
     let piece = piece.max(1);
     let mut traffic = Traffic::default();
-    let (mut msg, mut mine) = (Vec::new(), Vec::new());
+    let mut msg = B::default();
+    // This member's data or parity piece, then (at the path's end) a
+    // solved piece; `incoming` is a lost member's solved piece.
+    let (mut mine, mut incoming) = (AlignedBuf::new(), B::default());
     let mut off = 0u64;
     while off < chunk {
         let len = piece.min((chunk - off) as usize);
@@ -196,7 +212,7 @@ pub fn rebuild(
                     t.recv(path[q - 1], &mut msg)?;
                     traffic.received += msg.len() as u64;
                 }
-                mine.resize(len, 0);
+                mine.resize_for_overwrite(len);
                 if let Some(d) = code.data_chunk(m, r).filter(|_| !lost_data[m]) {
                     read_data(d, off, &mut mine)?;
                     traffic.read += len as u64;
@@ -229,12 +245,12 @@ pub fn rebuild(
                 }
             }
             if plan.lost_data.contains(&m) {
-                t.recv(last, &mut mine)?;
-                traffic.received += mine.len() as u64;
+                t.recv(last, &mut incoming)?;
+                traffic.received += incoming.len() as u64;
                 let d = code
                     .data_chunk(m, r)
                     .ok_or("lost member has no data in row")?;
-                write_data(d, off, &mine)?;
+                write_data(d, off, &incoming)?;
             }
         }
         off += len as u64;
@@ -246,16 +262,17 @@ pub fn rebuild(
 /// for comparing engines without MPI.
 pub struct MemoryTransport {
     member: usize,
-    to: Vec<Sender<Vec<u8>>>,
-    from: Vec<Receiver<Vec<u8>>>,
+    to: Vec<Sender<AlignedBuf>>,
+    from: Vec<Receiver<AlignedBuf>>,
 }
 
 /// `p` connected in-memory transports, one per member (move each into its
 /// own thread).
 pub fn memory_transports(p: usize) -> Vec<MemoryTransport> {
     // chan[a][b]: messages from a to b.
-    let mut senders: Vec<Vec<Option<Sender<Vec<u8>>>>> = (0..p).map(|_| Vec::new()).collect();
-    let mut receivers: Vec<Vec<Option<Receiver<Vec<u8>>>>> = (0..p).map(|_| Vec::new()).collect();
+    let mut senders: Vec<Vec<Option<Sender<AlignedBuf>>>> = (0..p).map(|_| Vec::new()).collect();
+    let mut receivers: Vec<Vec<Option<Receiver<AlignedBuf>>>> =
+        (0..p).map(|_| Vec::new()).collect();
     for a in 0..p {
         for _ in 0..p {
             let (s, r) = channel();
@@ -272,7 +289,7 @@ pub fn memory_transports(p: usize) -> Vec<MemoryTransport> {
         .collect()
 }
 
-impl Transport for MemoryTransport {
+impl Transport<AlignedBuf> for MemoryTransport {
     fn member(&self) -> usize {
         self.member
     }
@@ -283,11 +300,18 @@ impl Transport for MemoryTransport {
 
     fn send(&mut self, to: usize, data: &[u8]) -> Result<(), String> {
         self.to[to]
-            .send(data.to_vec())
+            .send(AlignedBuf::from_slice(data))
             .map_err(|_| format!("member {to} is gone"))
     }
 
-    fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String> {
+    fn send_owned(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
+        self.to[to]
+            .send(data)
+            .map_err(|_| format!("member {to} is gone"))?;
+        Ok(AlignedBuf::new())
+    }
+
+    fn recv(&mut self, from: usize, buf: &mut AlignedBuf) -> Result<(), String> {
         *buf = self.from[from]
             .recv()
             .map_err(|_| format!("member {from} is gone"))?;

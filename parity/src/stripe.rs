@@ -26,6 +26,8 @@
 use crate::gf::kernel::Kernel;
 use crate::matrix::{Matrix, Singular};
 use crate::scheme::{Scheme, SchemeError};
+use redio_aligned::AlignedBuf;
+use std::ops::DerefMut;
 
 /// The code of one set: its size, parity count and coefficients.
 #[derive(Debug, Clone)]
@@ -157,12 +159,12 @@ impl StripeCode {
 
     /// Encodes row `r`: `parity[j]` becomes equation `j` over `data`, which
     /// is indexed by member (entries of non-data members are ignored).
-    pub fn encode_row(
+    pub fn encode_row<B: DerefMut<Target = [u8]>>(
         &self,
         kernel: &dyn Kernel,
         r: usize,
         data: &[&[u8]],
-        parity: &mut [Vec<u8>],
+        parity: &mut [B],
     ) {
         for (j, out) in parity.iter_mut().enumerate().take(self.k) {
             out.fill(0);
@@ -233,8 +235,8 @@ impl StripeCode {
     ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         let mut bufs = PieceBuffers::default();
         self.solve_piece_into(kernel, plan, data, parity, len, true, &mut bufs);
-        let mut solved = bufs.solved;
-        let mut parity_out = bufs.parity;
+        let mut solved: Vec<Vec<u8>> = bufs.solved.iter().map(|b| b.to_vec()).collect();
+        let mut parity_out: Vec<Vec<u8>> = bufs.parity.iter().map(|b| b.to_vec()).collect();
         solved.truncate(plan.lost_data.len());
         parity_out.truncate(plan.lost_parity.len());
         (solved, parity_out)
@@ -255,8 +257,9 @@ impl StripeCode {
         bufs: &mut PieceBuffers,
     ) {
         let members = self.data_members(plan.row);
-        fn zeroed(v: &mut Vec<Vec<u8>>, n: usize, len: usize) {
-            v.resize_with(n.max(v.len()), Vec::new);
+        // Accumulators: they must start at zero.
+        fn zeroed(v: &mut Vec<AlignedBuf>, n: usize, len: usize) {
+            v.resize_with(n.max(v.len()), AlignedBuf::new);
             for b in v.iter_mut().take(n) {
                 b.clear();
                 b.resize(len, 0);
@@ -308,11 +311,11 @@ impl StripeCode {
 /// Buffers of [`StripeCode::solve_piece_into`], kept across pieces.
 #[derive(Debug, Default)]
 pub struct PieceBuffers {
-    known: Vec<Vec<u8>>,
+    known: Vec<AlignedBuf>,
     /// Solved data pieces, in `plan.lost_data` order.
-    pub solved: Vec<Vec<u8>>,
+    pub solved: Vec<AlignedBuf>,
     /// Re-encoded parity pieces, in `plan.lost_parity` order.
-    pub parity: Vec<Vec<u8>>,
+    pub parity: Vec<AlignedBuf>,
 }
 
 #[cfg(test)]

@@ -217,3 +217,100 @@ fn a_rebuild_into_a_directory_holding_another_members_files_is_refused() {
         .unwrap();
     assert!(offline::check_before_rebuild(&h, 1, &dirs[1], &[0]).is_ok());
 }
+
+/// Flips one bit of `path` at `at`, keeping its modification time (damage
+/// in place, not a rewrite).
+fn flip(path: &Path, at: usize) {
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[at] ^= 0x10;
+    std::fs::write(path, bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+/// Every path under `dir`, recursively.
+fn every_path(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(every_path(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn a_survivor_damaged_in_place_is_found_by_the_rebuilds_own_reads() {
+    // The rebuild assesses by existence and size, and checks the
+    // survivors' CRC32s while reading them: a flipped byte shows up only
+    // then. Within the tolerance (RS(2): node 0 lost, a byte of node 1's
+    // data flipped) both are rebuilt.
+    let opts = Options {
+        piece: 333,
+        ..Options::default()
+    };
+    let t = tmp("silent-rs");
+    let (dirs, ranks) = job(&t.0, 4);
+    encode_job(Scheme::Rs { k: 2 }, 4, &ranks, &opts).unwrap();
+    let before = snapshot(&dirs);
+    flip(&dirs[1].join("ckpt/r1.f0"), 10);
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    let (a, report) = rebuild(&dirs, &opts).unwrap();
+    assert!(
+        a.sets[0]
+            .findings
+            .iter()
+            .any(|f| f.contains("r1.f0: CRC32")),
+        "{:?}",
+        a.sets[0].findings
+    );
+    assert!(report.written.iter().any(|w| w.ends_with("ckpt/r1.f0")));
+    assert_eq!(snapshot(&dirs), before);
+    assert_eq!(assess(&dirs, &opts).unwrap().verdict, Verdict::Healthy);
+
+    // Beyond it (XOR: node 0 lost, a byte of node 1's data flipped): refused,
+    // with the damage named, no temporary file left and node 0's directory
+    // not made again.
+    let t = tmp("silent-xor");
+    let (dirs, ranks) = job(&t.0, 3);
+    encode_job(Scheme::Xor, 3, &ranks, &opts).unwrap();
+    flip(&dirs[1].join("ckpt/r1.f0"), 10);
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    let e = rebuild(&dirs, &opts).unwrap_err();
+    assert!(matches!(e, offline::Error::Unrecoverable(_)), "{e}");
+    assert!(e.to_string().contains("r1.f0: CRC32"), "{e}");
+    assert!(!dirs[0].exists(), "node 0's directory was made again");
+    for d in &dirs[1..] {
+        for p in every_path(d) {
+            assert!(
+                !p.to_string_lossy().contains("redio-tmp"),
+                "{}",
+                p.display()
+            );
+        }
+    }
+
+    // A damaged parity chunk that the rebuild reads (XOR: node 0 lost,
+    // node 1's payload flipped) is beyond the tolerance too.
+    let t = tmp("silent-parity");
+    let (dirs, ranks) = job(&t.0, 3);
+    encode_job(Scheme::Xor, 3, &ranks, &opts).unwrap();
+    let rdp = std::fs::read_dir(&dirs[1])
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "rdp"))
+        .unwrap();
+    let len = std::fs::metadata(&rdp).unwrap().len() as usize;
+    flip(&rdp, len / 2);
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    let e = rebuild(&dirs, &opts).unwrap_err();
+    assert!(e.to_string().contains("payload chunk 0: CRC32"), "{e}");
+    assert!(!dirs[0].exists());
+}

@@ -1,7 +1,8 @@
 //! One member's side of the steps: its temporary files, answering the
 //! requests of the steps it is a source of (zeros after a local error, so
-//! the exchange goes on), and combining the pieces of the steps it
-//! rebuilds into its files.
+//! the exchange goes on; the CRC32 checks of its own files fed by those
+//! reads), and combining the pieces of the steps it rebuilds into its
+//! files (their CRC32s computed as they are written, not read back).
 
 use super::plan::{Output, Plan, Request, Step};
 use super::{Damage, Local, Rebuilt};
@@ -10,8 +11,12 @@ use crate::files::{self, AtomicFile};
 use crate::format::{self, Header};
 use crate::gf::kernel::best;
 use crate::logical::{logical_reader, write_logical, LogicalReader};
+use crate::logical_crc::LogicalCrc;
 use crate::redundancy_file::open_redundancy;
+use crate::scheme::Scheme;
 use crate::stripe::PieceBuffers;
+use crate::survivors::SurvivorCheck;
+use redio_aligned::AlignedBuf;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -24,6 +29,14 @@ pub(super) struct Member<'a> {
     pub(super) red_out: Option<(AtomicFile, Header, u64, Vec<crc32fast::Hasher>)>,
     pub(super) reader: Option<LogicalReader>,
     pub(super) payload: Option<File>,
+    /// The request the answer buffer holds the bytes of (two rebuilders of
+    /// one row ask for the same piece in a row: read once).
+    pub(super) served: Option<Request>,
+    /// The deferred CRC32 checks of this member's own files and payload,
+    /// fed by what it reads to answer.
+    pub(super) checks: Option<SurvivorCheck>,
+    /// The CRC32s of what this member writes into its damaged files.
+    pub(super) written: Option<LogicalCrc>,
     pub(super) out: Rebuilt,
 }
 
@@ -32,17 +45,26 @@ impl Member<'_> {
         self.out.errors.push(e.to_string());
     }
 
-    /// Answers a request into `buf` (zeros after a local error).
-    pub(super) fn serve(&mut self, req: Request, buf: &mut Vec<u8>) {
+    /// Answers a request into `buf` (zeros after a local error); `buf`
+    /// still holding the answer to the same request is sent again unread.
+    pub(super) fn serve(&mut self, req: Request, buf: &mut AlignedBuf) {
+        if self.served == Some(req) && buf.len() as u64 == req.len() {
+            return;
+        }
+        self.served = None;
         buf.clear();
-        buf.resize(req.len() as usize, 0);
+        // Every byte is read, or zeroed on an error.
+        buf.resize_for_overwrite(req.len() as usize);
         let l = self.local;
         let res = match req {
             Request::Data { offset, .. } => {
                 if self.reader.is_none() {
                     match logical_reader(l.root, &l.header.members[l.me], &self.data_out) {
                         Ok(r) => self.reader = Some(r),
-                        Err(e) => return self.fail(e),
+                        Err(e) => {
+                            buf.fill(0);
+                            return self.fail(e);
+                        }
                     }
                 }
                 self.reader.as_ref().map(|r| r.read_at(offset, buf))
@@ -50,11 +72,15 @@ impl Member<'_> {
             Request::Payload { offset, .. } => {
                 if self.payload.is_none() {
                     let Some((path, _)) = &l.redundancy else {
+                        buf.fill(0);
                         return self.fail("asked for a redundancy file it does not have");
                     };
                     match open_redundancy(path) {
                         Ok(f) => self.payload = Some(f),
-                        Err(e) => return self.fail(e),
+                        Err(e) => {
+                            buf.fill(0);
+                            return self.fail(e);
+                        }
                     }
                 }
                 let at = l.redundancy.as_ref().map_or(0, |r| r.1);
@@ -63,10 +89,27 @@ impl Member<'_> {
                     .map(|f| f.read_exact_at(buf, at + offset))
             }
         };
-        self.out.traffic.read += buf.len() as u64;
-        if let Some(Err(e)) = res {
-            buf.fill(0);
-            self.fail(e);
+        // Bytes of files, not the zeros past the end of the logical file.
+        self.out.traffic.read += match req {
+            Request::Data { offset, len } => {
+                len.min(l.header.members[l.me].logical_len().saturating_sub(offset))
+            }
+            Request::Payload { len, .. } => len,
+        };
+        match res {
+            Some(Err(e)) => {
+                buf.fill(0);
+                self.fail(e);
+            }
+            _ => {
+                self.served = Some(req);
+                if let Some(c) = &mut self.checks {
+                    match req {
+                        Request::Data { offset, .. } => c.data(offset, buf),
+                        Request::Payload { offset, .. } => c.payload(offset, buf),
+                    }
+                }
+            }
         }
     }
 
@@ -75,9 +118,34 @@ impl Member<'_> {
         let l = self.local;
         let h = l.header;
         let files = &h.members[l.me].files;
+        // XOR / RS read and write a logical file chunk by chunk, each chunk
+        // in order; PARTNER from start to end.
+        let chunk = match h.scheme {
+            Scheme::Xor | Scheme::Rs { .. } => h.chunk_size,
+            _ => 0,
+        };
+        if d.lost_data[l.me] {
+            let sizes: Vec<u64> = files.iter().map(|f| f.size).collect();
+            self.written = Some(LogicalCrc::new(&sizes, chunk));
+        }
+        if l.deferred {
+            let payload = l
+                .redundancy
+                .as_ref()
+                .map(|(path, at)| (path.as_path(), *at, l.payload));
+            self.checks = Some(SurvivorCheck::new(
+                l.me,
+                l.root,
+                &h.members[l.me],
+                l.damaged,
+                chunk,
+                payload,
+            ));
+        }
         self.data_out = files.iter().map(|_| None).collect();
         for &i in l.damaged {
             let f = &files[i];
+            let dirs = &mut self.out.made;
             let made = (|| -> Result<AtomicFile, String> {
                 let full = files::resolve_in_root(l.root, &f.path).map_err(|e| e.to_string())?;
                 if full.is_dir() {
@@ -87,7 +155,7 @@ impl Member<'_> {
                     ));
                 }
                 let dir = full.parent().unwrap_or(l.root);
-                files::create_dirs_in_root(l.root, dir).map_err(|e| e.to_string())?;
+                dirs.create(l.root, dir).map_err(|e| e.to_string())?;
                 let out = AtomicFile::create(&full).map_err(|e| e.to_string())?;
                 out.set_len(f.size).map_err(|e| e.to_string())?;
                 Ok(out)
@@ -105,9 +173,9 @@ impl Member<'_> {
             // A directory apart from the data was named by the user, not by
             // a header: no escape to guard against.
             let made = if dir == l.root {
-                files::create_dirs_in_root(l.root, l.root)
+                self.out.made.create(l.root, l.root)
             } else {
-                std::fs::create_dir_all(dir)
+                self.out.made.create_all(dir)
             };
             let made = made.and_then(|()| AtomicFile::create(&path));
             match made {
@@ -120,16 +188,26 @@ impl Member<'_> {
         }
     }
 
-    /// Checks the rebuilt data files against their recorded CRC32, then
+    /// Checks the rebuilt data files against their recorded CRC32 (from
+    /// what was written; read back only if some byte was not seen), then
     /// sets their mode and mtime and fsyncs them (end of phase 1).
     pub(super) fn seal_data(&mut self) {
         let h = self.local.header;
         let me = self.local.me;
         let mut errors = Vec::new();
+        let crcs = self
+            .written
+            .take()
+            .map(LogicalCrc::file_crcs)
+            .unwrap_or_default();
         for (i, f) in self.data_out.iter().enumerate() {
             let Some(f) = f else { continue };
             let meta = &h.members[me].files[i];
-            let checked = files::crc_of(f.file()).and_then(|(size, crc)| {
+            let sized = match crcs.get(i).copied().flatten() {
+                Some(crc) => f.file().metadata().map(|m| (m.len(), crc)),
+                None => files::crc_of(f.file()),
+            };
+            let checked = sized.and_then(|(size, crc)| {
                 if size != meta.size || crc != meta.crc32 {
                     return Err(std::io::Error::other(format!(
                         "rebuilt {} has CRC32 {crc:08x}, the header records {:08x}: the \
@@ -148,22 +226,52 @@ impl Member<'_> {
         self.out.errors.extend(errors);
         // Phase-2 sources read the rebuilt data: reopen over it.
         self.reader = None;
+        self.served = None;
     }
+}
+
+/// Pieces by data member, then by parity equation (`None`: not sent).
+type RowPieces<'g> = (Vec<Option<&'g [u8]>>, Vec<Option<&'g [u8]>>);
+
+/// The pieces the survivors of a row sent, as `solve_piece_into` takes
+/// them: by data member, and by parity equation.
+fn row_pieces<'g, B: std::ops::Deref<Target = [u8]>>(
+    code: &crate::stripe::StripeCode,
+    rp: &crate::stripe::RowPlan,
+    p: usize,
+    srcs: &[(usize, Request)],
+    got: &'g [B],
+    len: usize,
+) -> RowPieces<'g> {
+    let mut data: Vec<Option<&[u8]>> = vec![None; p];
+    let mut parity: Vec<Option<&[u8]>> = vec![None; code.parity_count()];
+    let mut eq = rp.equations.iter();
+    for (n, &(src, req)) in srcs.iter().enumerate() {
+        match req {
+            Request::Data { .. } => data[src] = Some(&got[n][..len]),
+            Request::Payload { .. } => {
+                if let Some(&j) = eq.next() {
+                    parity[j] = Some(&got[n][..len]);
+                }
+            }
+        }
+    }
+    (data, parity)
 }
 
 /// Combines the pieces a rebuilder received for one step and writes the
 /// result into its temporary files.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn combine(
+pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
     m: &mut Member<'_>,
     plan: &Plan,
     step: &Step,
     srcs: &[(usize, Request)],
-    got: &[Vec<u8>],
+    got: &[B],
     off: u64,
     len: usize,
     bufs: &mut PieceBuffers,
-    acc: &mut Vec<u8>,
+    acc: &mut AlignedBuf,
 ) -> Result<(), String> {
     let h = m.local.header;
     let me = m.local.me;
@@ -174,19 +282,7 @@ pub(super) fn combine(
             let Some(rp) = &plan.rows[row] else {
                 return Ok(());
             };
-            let mut data: Vec<Option<&[u8]>> = vec![None; p];
-            let mut parity: Vec<Option<&[u8]>> = vec![None; code.parity_count()];
-            let mut eq = rp.equations.iter();
-            for (n, &(src, req)) in srcs.iter().enumerate() {
-                match req {
-                    Request::Data { .. } => data[src] = Some(&got[n][..len]),
-                    Request::Payload { .. } => {
-                        if let Some(&j) = eq.next() {
-                            parity[j] = Some(&got[n][..len]);
-                        }
-                    }
-                }
-            }
+            let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
             code.solve_piece_into(best(), rp, &data, &parity, len, false, bufs);
             let l = rp
                 .lost_data
@@ -194,22 +290,48 @@ pub(super) fn combine(
                 .position(|&x| x == me)
                 .ok_or("not lost")?;
             let at = chunk as u64 * h.chunk_size + off;
-            write_logical(h, me, &m.data_out, at, &bufs.solved[l][..len]).map_err(io)
+            let bytes = &bufs.solved[l][..len];
+            if let Some(w) = &mut m.written {
+                w.observe(at, bytes);
+            }
+            write_logical(h, me, &m.data_out, at, bytes).map_err(io)
         }
         (Output::Parity { j }, Some(code)) => {
-            acc.clear();
-            acc.resize(len, 0);
-            for (n, &(src, _)) in srcs.iter().enumerate() {
-                code.contribute(best(), j, src, &got[n][..len], acc);
-            }
+            let row = code.parity_row(me, j);
+            let Some(rp) = &plan.rows[row] else {
+                return Ok(());
+            };
+            let bytes: &[u8] = if rp.lost_data.is_empty() {
+                // Every data member of the row answered: sum them.
+                acc.clear();
+                acc.resize(len, 0);
+                for (n, &(src, _)) in srcs.iter().enumerate() {
+                    code.contribute(best(), j, src, &got[n][..len], acc);
+                }
+                acc
+            } else {
+                // The row's survivors answered: solve its lost data, then
+                // encode this equation from the whole row.
+                let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
+                code.solve_piece_into(best(), rp, &data, &parity, len, true, bufs);
+                let e = rp
+                    .lost_parity
+                    .iter()
+                    .position(|&x| x == j)
+                    .ok_or("a lost parity chunk the row plan does not re-encode")?;
+                &bufs.parity[e][..len]
+            };
             let Some((out, _, hlen, hashers)) = &mut m.red_out else {
                 return Ok(());
             };
-            hashers[j].update(acc);
-            out.write_at(acc, *hlen + j as u64 * h.chunk_size + off)
+            hashers[j].update(bytes);
+            out.write_at(bytes, *hlen + j as u64 * h.chunk_size + off)
                 .map_err(io)
         }
         (Output::Copy { .. }, _) => {
+            if let Some(w) = &mut m.written {
+                w.observe(off, &got[0][..len]);
+            }
             write_logical(h, me, &m.data_out, off, &got[0][..len]).map_err(io)
         }
         (Output::Hold { slot, .. }, _) => {

@@ -2,11 +2,13 @@
 //! once over a [`Transport`] (MPI in the preload, memory in the tests).
 //!
 //! Every member derives the same list of steps (`plan`) from the set's header
-//! and the damage all members reported: first each damaged member's data
-//! (XOR / RS rows it holds a data chunk of; a PARTNER copy), then each lost
-//! redundancy file (its parity rows; the copies it holds), so that phase-2
-//! sources already have their own rebuilt data. A step has one rebuilder
-//! (the damaged member itself, possibly on a new node) and a few sources.
+//! and the damage all members reported: each damaged member's data (XOR /
+//! RS rows it holds a data chunk of; a PARTNER copy) and each lost
+//! redundancy file (its parity rows; the copies it holds), all from
+//! survivors: parity of a row with lost data is computed by solving the
+//! row first, a copy of a lost member comes from its surviving copy. A
+//! step has one rebuilder (the damaged member itself, possibly on a new
+//! node) and a few sources.
 //!
 //! Receiver-driven and bounded: the rebuilder asks each source for one
 //! piece at a time (a 17-byte request: kind, offset, length), keeping at
@@ -15,15 +17,32 @@
 //! A local failure (an unreadable file) does not break the exchange: the
 //! member answers with zeros, records the error, and its caller refuses to
 //! commit on every rank.
+//!
+//! Several damaged members rebuild at once (issue 20): all members walk the
+//! same positions (`Plan::positions`: piece by piece across all steps), a
+//! source serving each rebuilder in turn. A member may rebuild and serve
+//! (RS: a member that lost only its data still serves its parity), so its
+//! messages to a peer mix requests and answers; a request asked ahead is
+//! held back until every answer due earlier in the walk to the same peer
+//! has gone, which keeps each pair's messages in the walk's order.
+//!
+//! Each byte is read once: a member whose files were not CRC-checked yet
+//! (`Local::deferred`) checks them from the reads that answer requests and
+//! reads only the rest at the end ([`crate::survivors`]); a damaged one is
+//! reported in [`Rebuilt::survivor_damage`], and the caller renames
+//! nothing. What a rebuilder writes is checked against the header as it is
+//! written.
 
-use crate::files::AtomicFile;
-use crate::format::Header;
+use crate::files::{AtomicFile, MadeDirs};
+use crate::format::{ChunkMeta, Header};
 use crate::progress::Progress;
 use crate::redundancy_file::finish_file;
 use crate::ring::{Traffic, Transport};
 use crate::stripe::PieceBuffers;
 use member::{combine, Member};
-use plan::{plan, Request};
+use plan::{plan, Position, Request};
+use redio_aligned::{AlignedBuf, ByteBuf};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 // The plan is the same on every member; the member side is this process's.
@@ -54,6 +73,13 @@ pub struct Local<'a> {
     pub damaged: &'a [usize],
     /// This member's usable redundancy file and its payload offset.
     pub redundancy: Option<(PathBuf, u64)>,
+    /// The payload chunks (length, CRC32) that redundancy file's own
+    /// header records (empty without one).
+    pub payload: &'a [ChunkMeta],
+    /// This member's intact-looking files and payload were checked by
+    /// existence, size and header only: check their CRC32s while serving
+    /// (and read what is not served at the end).
+    pub deferred: bool,
     /// Redundancy file name prefix.
     pub prefix: &'a str,
     /// Piece size in bytes.
@@ -71,21 +97,36 @@ pub struct Rebuilt {
     pub files: Vec<AtomicFile>,
     /// Local errors (the exchange went on with zeros).
     pub errors: Vec<String>,
+    /// This member's own files or payload whose CRC32 turned out wrong
+    /// while it served (with [`Local::deferred`]): the rebuild used damaged
+    /// data and must be refused, and the damage checked again in full.
+    pub survivor_damage: Vec<String>,
     /// Bytes sent, received and read by this member.
     pub traffic: Traffic,
+    /// Directories made for `files`: those left empty go when this is
+    /// dropped (after `files`, so a discarded rebuild leaves none).
+    made: MadeDirs,
 }
 
 /// Runs this member's part of the collective rebuild of its set. Every
 /// member of the set calls it with the same `damage`; `t` connects the
 /// set's members (member i of the transport is member i of the set).
-pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport) -> Rebuilt {
+pub fn rebuild_member<B: ByteBuf>(
+    local: &Local<'_>,
+    damage: &Damage,
+    t: &mut dyn Transport<B>,
+) -> Rebuilt {
     let h = local.header;
+    let me = local.me;
     let mut m = Member {
         local,
         data_out: Vec::new(),
         red_out: None,
         reader: None,
         payload: None,
+        served: None,
+        checks: None,
+        written: None,
         out: Rebuilt::default(),
     };
     let plan = match plan(h, damage) {
@@ -99,89 +140,91 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
     let mine: u64 = plan
         .steps
         .iter()
-        .filter(|s| s.to == local.me)
+        .filter(|s| s.to == me)
         .map(|s| s.len)
         .sum();
     let mut progress = Progress::new(
-        format!("set {}, member {}: rebuilding", h.set_id, local.me),
+        format!("set {}, member {}: rebuilding", h.set_id, me),
         mine,
         local.progress.filter(|_| mine > 0),
     );
-    let piece = local.piece.max(1) as u64;
+    let positions = plan.positions(local.piece.max(1) as u64);
+    let own: Vec<usize> = (0..positions.len())
+        .filter(|&i| plan.steps[positions[i].step].to == me)
+        .collect();
+    let mut asker = Asker::new(&plan, h, &positions, me);
     let mut bufs = PieceBuffers::default();
-    let (mut got, mut acc, mut answer) = (Vec::<Vec<u8>>::new(), Vec::new(), Vec::new());
-    for (index, step) in plan.steps.iter().enumerate() {
-        if index == plan.phase2 && damage.lost_data[local.me] {
-            m.seal_data();
-        }
-        let pieces: Vec<(u64, u64)> = (0..step.len.div_ceil(piece))
-            .map(|i| (i * piece, piece.min(step.len - i * piece)))
-            .collect();
-        if step.to != local.me {
-            // Source (or idle): answer the rebuilder's requests, in order.
-            for &(off, len) in &pieces {
-                for (src, want) in plan.sources(h, step, off, len) {
-                    if src != local.me {
-                        continue;
-                    }
-                    let mut req = Vec::new();
-                    if let Err(e) = t.recv(step.to, &mut req) {
-                        m.fail(e);
-                        return m.out;
-                    }
-                    let asked = Request::decode(&req).unwrap_or(want);
-                    m.serve(asked, &mut answer);
-                    if let Err(e) = t.send(step.to, &answer) {
-                        m.fail(e);
-                        return m.out;
-                    }
-                    m.out.traffic.sent += answer.len() as u64;
+    // Received pieces are the transport's buffers; what this member reads
+    // or sums is page-aligned.
+    let (mut got, mut req) = (Vec::<B>::new(), B::default());
+    let (mut acc, mut answer) = (AlignedBuf::new(), AlignedBuf::new());
+    // Two pieces requested ahead: the first now, each next one on arrival
+    // at the one before.
+    if let Some(&first) = own.first() {
+        asker.queue(&plan, h, &positions, first);
+    }
+    let mut next_own = 1;
+    for pos in &positions {
+        let step = &plan.steps[pos.step];
+        if step.to != me {
+            // Source (or idle): answer the rebuilder's request, in order.
+            for (src, want) in plan.sources(h, step, pos.off, pos.len) {
+                if src != me {
+                    continue;
                 }
+                if let Err(e) = t.recv(step.to, &mut req) {
+                    m.fail(e);
+                    return m.out;
+                }
+                let asked = Request::decode(&req).unwrap_or(want);
+                m.serve(asked, &mut answer);
+                if let Err(e) = t.send(step.to, &answer) {
+                    m.fail(e);
+                    return m.out;
+                }
+                m.out.traffic.sent += answer.len() as u64;
+                asker.answered(step.to);
             }
-            continue;
-        }
-        // Rebuilder: keep two pieces requested ahead.
-        let ask = |t: &mut dyn Transport, i: usize| -> Result<(), String> {
-            let (off, len) = pieces[i];
-            for (src, req) in plan.sources(h, step, off, len) {
-                t.send(src, &req.encode())?;
-            }
-            Ok(())
-        };
-        if !pieces.is_empty() {
-            if let Err(e) = ask(t, 0) {
+            if let Err(e) = asker.flush(t) {
                 m.fail(e);
                 return m.out;
             }
+            continue;
         }
-        for (i, &(off, len)) in pieces.iter().enumerate() {
-            if i + 1 < pieces.len() {
-                if let Err(e) = ask(t, i + 1) {
-                    m.fail(e);
-                    return m.out;
-                }
-            }
-            let srcs = plan.sources(h, step, off, len);
-            got.resize_with(srcs.len().max(got.len()), Vec::new);
-            for (n, &(src, _)) in srcs.iter().enumerate() {
-                if let Err(e) = t.recv(src, &mut got[n]) {
-                    m.fail(e);
-                    return m.out;
-                }
-                m.out.traffic.received += got[n].len() as u64;
-            }
-            let n = len as usize;
-            let result = combine(
-                &mut m, &plan, step, &srcs, &got, off, n, &mut bufs, &mut acc,
-            );
-            if let Err(e) = result {
+        // Rebuilder.
+        if let Some(&ahead) = own.get(next_own) {
+            asker.queue(&plan, h, &positions, ahead);
+        }
+        next_own += 1;
+        if let Err(e) = asker.flush(t) {
+            m.fail(e);
+            return m.out;
+        }
+        let srcs = plan.sources(h, step, pos.off, pos.len);
+        got.resize_with(srcs.len().max(got.len()), B::default);
+        for (n, &(src, _)) in srcs.iter().enumerate() {
+            if let Err(e) = t.recv(src, &mut got[n]) {
                 m.fail(e);
+                return m.out;
             }
-            progress.add(len);
+            m.out.traffic.received += got[n].len() as u64;
         }
+        let n = pos.len as usize;
+        let result = combine(
+            &mut m, &plan, step, &srcs, &got, pos.off, n, &mut bufs, &mut acc,
+        );
+        if let Err(e) = result {
+            m.fail(e);
+        }
+        progress.add(pos.len);
     }
-    if plan.phase2 == plan.steps.len() && damage.lost_data[local.me] {
+    if damage.lost_data[me] {
         m.seal_data();
+    }
+    if let Some(checks) = m.checks.take() {
+        let v = checks.finish(local.piece);
+        m.out.traffic.read += v.read;
+        m.out.survivor_damage = v.damaged;
     }
     if let Some((out, mut header, _, hashers)) = m.red_out.take() {
         let crcs = hashers.into_iter().map(|hs| hs.finalize());
@@ -195,10 +238,78 @@ pub fn rebuild_member(local: &Local<'_>, damage: &Damage, t: &mut dyn Transport)
     m.out
 }
 
+/// The requests a rebuilder has yet to send, and when it may.
+///
+/// Messages from one member to another must go in the order the receiver
+/// takes them, which is the order of the walk. A request asked ahead (for
+/// a later position) may not overtake an answer this member owes the same
+/// peer at an earlier position: it waits until that answer has gone.
+struct Asker {
+    /// For each peer, the positions where this member answers it, ascending.
+    answers_to: Vec<Vec<usize>>,
+    /// Answers sent to each peer so far.
+    answered: Vec<usize>,
+    /// Requests not sent yet: (position, source, request), in order.
+    waiting: VecDeque<(usize, usize, Request)>,
+}
+
+impl Asker {
+    fn new(plan: &plan::Plan, h: &Header, positions: &[Position], me: usize) -> Self {
+        let p = h.members.len();
+        let mut answers_to = vec![Vec::new(); p];
+        for (i, pos) in positions.iter().enumerate() {
+            let step = &plan.steps[pos.step];
+            if step.to == me {
+                continue;
+            }
+            for (src, _) in plan.sources(h, step, pos.off, pos.len) {
+                if src == me {
+                    answers_to[step.to].push(i);
+                }
+            }
+        }
+        Asker {
+            answers_to,
+            answered: vec![0; p],
+            waiting: VecDeque::new(),
+        }
+    }
+
+    /// Queues the requests of this member's position `at`.
+    fn queue(&mut self, plan: &plan::Plan, h: &Header, positions: &[Position], at: usize) {
+        let pos = positions[at];
+        let step = &plan.steps[pos.step];
+        for (src, req) in plan.sources(h, step, pos.off, pos.len) {
+            self.waiting.push_back((at, src, req));
+        }
+    }
+
+    /// One more answer went to `peer`.
+    fn answered(&mut self, peer: usize) {
+        self.answered[peer] += 1;
+    }
+
+    /// Sends every queued request that no owed answer precedes (per peer
+    /// in order: once one waits, the later ones to that peer wait too).
+    fn flush<B: ByteBuf>(&mut self, t: &mut dyn Transport<B>) -> Result<(), String> {
+        let mut keep = VecDeque::new();
+        while let Some((at, src, req)) = self.waiting.pop_front() {
+            let owed = self.answers_to[src].partition_point(|&i| i < at);
+            if owed <= self.answered[src] {
+                t.send(src, &req.encode())?;
+            } else {
+                keep.push_back((at, src, req));
+            }
+        }
+        self.waiting = keep;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assess::assess;
+    use crate::assess::{assess_with, Depth};
     use crate::encode::{encode_job, MemberInput};
     use crate::options::Options;
     use crate::ring::memory_transports;
@@ -257,7 +368,18 @@ mod tests {
 
     /// Runs every member's part on its own thread and commits the results.
     fn rebuild_all(dirs: &[PathBuf], piece: usize) {
-        let a = assess(dirs, &Options::default()).unwrap();
+        for r in rebuild_with(dirs, piece, Depth::Full) {
+            assert!(r.errors.is_empty(), "{:?}", r.errors);
+            for f in r.files {
+                f.commit().unwrap();
+            }
+        }
+    }
+
+    /// Every member's part, each on its own thread, after an assessment to
+    /// `depth` (quick: survivors check their CRC32s while serving).
+    fn rebuild_with(dirs: &[PathBuf], piece: usize, depth: Depth) -> Vec<Rebuilt> {
+        let a = assess_with(dirs, &Options::default(), depth).unwrap();
         let s = &a.sets[0];
         let h = s.header.clone().unwrap();
         let damage = Damage {
@@ -278,6 +400,8 @@ mod tests {
                             redundancy_dir: &s.roots[me],
                             damaged: &s.damaged_files[me],
                             redundancy: s.redundancy[me].clone(),
+                            payload: &s.payload[me],
+                            deferred: s.deferred,
                             prefix: "redio-parity",
                             piece,
                             progress: None,
@@ -288,12 +412,7 @@ mod tests {
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        for r in results {
-            assert!(r.errors.is_empty(), "{:?}", r.errors);
-            for f in r.files {
-                f.commit().unwrap();
-            }
-        }
+        results
     }
 
     #[test]
@@ -309,18 +428,76 @@ mod tests {
                 if lost == 0 || lost.count_ones() as usize > k {
                     continue;
                 }
-                let dirs = job(name, scheme, p);
-                let before = snapshot(&dirs);
-                for (m, d) in dirs.iter().enumerate() {
-                    if lost & (1 << m) != 0 {
-                        std::fs::remove_dir_all(d).unwrap();
+                for depth in [Depth::Full, Depth::Quick] {
+                    let dirs = job(name, scheme, p);
+                    let before = snapshot(&dirs);
+                    for (m, d) in dirs.iter().enumerate() {
+                        if lost & (1 << m) != 0 {
+                            std::fs::remove_dir_all(d).unwrap();
+                        }
                     }
+                    let results = rebuild_with(&dirs, 500, depth);
+                    let read: Vec<u64> = results.iter().map(|r| r.traffic.read).collect();
+                    for r in results {
+                        assert!(r.errors.is_empty(), "{:?}", r.errors);
+                        assert!(r.survivor_damage.is_empty(), "{:?}", r.survivor_damage);
+                        for f in r.files {
+                            f.commit().unwrap();
+                        }
+                    }
+                    assert_eq!(snapshot(&dirs), before, "{name}: lost {lost:b} {depth:?}");
+                    if depth == Depth::Quick {
+                        // Each surviving byte read once: a survivor reads
+                        // every byte of its data files and payload (to
+                        // serve, or at the end to check), nothing twice.
+                        for (m, d) in dirs.iter().enumerate() {
+                            if lost & (1 << m) != 0 {
+                                continue;
+                            }
+                            let own: u64 = before
+                                .iter()
+                                .filter(|(path, _)| path.starts_with(d))
+                                .map(|(path, bytes)| survivor_bytes(path, bytes))
+                                .sum();
+                            assert_eq!(read[m], own, "{name}: lost {lost:b}, member {m}");
+                        }
+                    }
+                    let _ = std::fs::remove_dir_all(dirs[0].parent().unwrap());
                 }
-                rebuild_all(&dirs, 500);
-                assert_eq!(snapshot(&dirs), before, "{name}: lost {lost:b}");
-                let _ = std::fs::remove_dir_all(dirs[0].parent().unwrap());
             }
         }
+    }
+
+    /// The bytes of one surviving file a rebuild must read: a data file
+    /// whole, a redundancy file's payload (without its two header copies
+    /// and trailer).
+    fn survivor_bytes(path: &Path, bytes: &[u8]) -> u64 {
+        if path.extension().is_some_and(|x| x == "rdp") {
+            let h = crate::format::Header::decode(
+                &bytes[..crate::format::Header::length_from_prefix(&bytes[..16]).unwrap() as usize],
+            )
+            .unwrap();
+            h.payload_len()
+        } else {
+            bytes.len() as u64
+        }
+    }
+
+    #[test]
+    fn a_survivor_damaged_in_place_is_reported_by_the_rebuild_that_read_it() {
+        // Member 0 lost; a byte of member 1's data flipped in place (same
+        // size: a quick assessment cannot see it).
+        let dirs = job("silent", Scheme::Rs { k: 2 }, 4);
+        std::fs::remove_dir_all(&dirs[0]).unwrap();
+        let a = dirs[1].join("a.dat");
+        let mut bytes = std::fs::read(&a).unwrap();
+        bytes[1234] ^= 1;
+        std::fs::write(&a, bytes).unwrap();
+        let results = rebuild_with(&dirs, 500, Depth::Quick);
+        let damage: Vec<&String> = results.iter().flat_map(|r| &r.survivor_damage).collect();
+        assert_eq!(damage.len(), 1, "{damage:?}");
+        assert!(damage[0].starts_with("member 1: ") && damage[0].contains("a.dat: CRC32"));
+        let _ = std::fs::remove_dir_all(dirs[0].parent().unwrap());
     }
 
     #[test]

@@ -1,9 +1,18 @@
 //! The plan every member of the set derives alike from the header and the
-//! damage: the steps in their fixed order (each damaged member's data,
-//! then each lost redundancy file), and for each piece of a step which
-//! sources answer and what they are asked for (the 17-byte [`Request`]).
-//! Being the same everywhere is what lets sources answer without being
-//! told the plan, and keeps the waits free of cycles.
+//! damage: the steps in their fixed order (the damaged members' data and
+//! their lost redundancy files, grouped by row), the walk over their pieces
+//! ([`Plan::positions`]: piece by piece across all steps, so that the
+//! damaged members rebuild at once), and for each piece which sources
+//! answer and what they are asked for (the 17-byte [`Request`]). Being the
+//! same everywhere is what lets sources answer without being told the
+//! plan, and keeps the waits free of cycles.
+//!
+//! No step reads what another rebuilds: parity of a row with lost data is
+//! computed from the row's survivors (the rebuilder solves the row's lost
+//! data on the way), and a PARTNER copy of a lost member comes from the
+//! copy that survives. So every step of a row asks the same sources for the
+//! same pieces, one step after the other, and each surviving byte is read
+//! once.
 
 use super::Damage;
 use crate::encode::header_for;
@@ -21,8 +30,14 @@ pub(super) enum Output {
     Parity { j: usize },
     /// PARTNER: the rebuilder's data, from copy `slot` of `holder`.
     Copy { holder: usize, slot: usize },
-    /// PARTNER: copy `slot` of the rebuilder's redundancy file, the data of `of`.
-    Hold { slot: usize, of: usize },
+    /// PARTNER: copy `slot` of the rebuilder's redundancy file, the data of
+    /// `of`: from `of` itself, or when `of` lost its data from the
+    /// surviving copy `(holder, slot)` that rebuilds it.
+    Hold {
+        slot: usize,
+        of: usize,
+        copy: Option<(usize, usize)>,
+    },
 }
 
 /// One step: who rebuilds what, over how many bytes.
@@ -81,8 +96,6 @@ pub(super) struct Plan {
     pub(super) code: Option<StripeCode>,
     pub(super) rows: Vec<Option<RowPlan>>,
     pub(super) steps: Vec<Step>,
-    /// Index of the first phase-2 step.
-    pub(super) phase2: usize,
 }
 
 pub(super) fn plan(h: &Header, d: &Damage) -> Result<Plan, String> {
@@ -110,7 +123,6 @@ pub(super) fn plan(h: &Header, d: &Damage) -> Result<Plan, String> {
                     });
                 }
             }
-            let phase2 = steps.len();
             for l in lost(&d.lost_red) {
                 for j in 0..code.parity_count() {
                     let out = Output::Parity { j };
@@ -121,21 +133,31 @@ pub(super) fn plan(h: &Header, d: &Damage) -> Result<Plan, String> {
                     });
                 }
             }
+            // Steps of one row side by side: they ask its sources for the
+            // same pieces one after the other, served from one read.
+            let row_of = |s: &Step| match s.out {
+                Output::Data { row, .. } => row,
+                Output::Parity { j } => code.parity_row(s.to, j),
+                _ => 0,
+            };
+            steps.sort_by_key(|s| (row_of(s), s.to));
             Ok(Plan {
                 code: Some(code),
                 rows,
                 steps,
-                phase2,
             })
         }
         Scheme::Partner { copies } => {
             let c = copies as usize;
+            // The surviving copy each lost member is rebuilt from.
+            let mut copy = vec![None; p];
             for l in lost(&d.lost_data) {
                 let (holder, slot) = partner::holders_of(l, p, c)
                     .into_iter()
                     .find(|&x| !d.lost_red[x])
                     .and_then(|x| partner::slot_of(l, x, p, c).map(|s| (x, s)))
                     .ok_or_else(|| format!("member {l} lost its files and every copy of them"))?;
+                copy[l] = Some((holder, slot));
                 let len = h.members[l].logical_len();
                 steps.push(Step {
                     to: l,
@@ -143,22 +165,27 @@ pub(super) fn plan(h: &Header, d: &Damage) -> Result<Plan, String> {
                     len,
                 });
             }
-            let phase2 = steps.len();
             for l in lost(&d.lost_red) {
                 for (slot, of) in partner::stored_by(l, p, c).into_iter().enumerate() {
                     let len = h.members[of].logical_len();
+                    let copy = copy[of];
                     steps.push(Step {
                         to: l,
-                        out: Output::Hold { slot, of },
+                        out: Output::Hold { slot, of, copy },
                         len,
                     });
                 }
             }
+            // Everything made of one member's data side by side (its copy
+            // back, the copies of it): served from one read.
+            steps.sort_by_key(|s| match s.out {
+                Output::Hold { of, .. } => (of, s.to),
+                _ => (s.to, s.to),
+            });
             Ok(Plan {
                 code: None,
                 rows: Vec::new(),
                 steps,
-                phase2,
             })
         }
         Scheme::Single => Err("SINGLE keeps no redundancy data: nothing can be rebuilt".into()),
@@ -180,7 +207,39 @@ fn data_requests(
     })
 }
 
+/// One piece of one step, a place in the walk every member makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Position {
+    /// Index into [`Plan::steps`].
+    pub(super) step: usize,
+    /// Offset within the step's output.
+    pub(super) off: u64,
+    /// Bytes.
+    pub(super) len: u64,
+}
+
 impl Plan {
+    /// Every piece of every step in `piece`-byte pieces, in the order all
+    /// members walk them: piece by piece across all steps, so that the
+    /// damaged members rebuild at the same time, each source serving them
+    /// in turn, instead of one after the other.
+    pub(super) fn positions(&self, piece: u64) -> Vec<Position> {
+        let piece = piece.max(1);
+        let longest = self.steps.iter().map(|s| s.len).max().unwrap_or(0);
+        let mut out = Vec::new();
+        let mut off = 0;
+        while off < longest {
+            for (i, s) in self.steps.iter().enumerate() {
+                if off < s.len {
+                    let len = piece.min(s.len - off);
+                    out.push(Position { step: i, off, len });
+                }
+            }
+            off += piece;
+        }
+        out
+    }
+
     /// The sources of a step's piece at `off`, `len` bytes, in a fixed order.
     pub(super) fn sources(
         &self,
@@ -191,25 +250,19 @@ impl Plan {
     ) -> Vec<(usize, Request)> {
         let chunk = h.chunk_size;
         match (s.out, &self.code) {
-            (Output::Data { row, .. }, Some(code)) => {
-                let Some(rp) = &self.rows[row] else {
-                    return Vec::new();
-                };
-                let mut v: Vec<(usize, Request)> = data_requests(code, row, chunk, off, len)
-                    .filter(|(i, _)| !rp.lost_data.contains(i))
-                    .collect();
-                for &j in &rp.equations {
-                    let holder = code.parity_holder(row, j);
-                    let offset = j as u64 * chunk + off;
-                    v.push((holder, Request::Payload { offset, len }));
-                }
-                v
-            }
+            (Output::Data { row, .. }, Some(code)) => self.row_sources(code, row, chunk, off, len),
             (Output::Parity { j }, Some(code)) => {
                 let row = code.parity_row(s.to, j);
-                data_requests(code, row, chunk, off, len).collect()
+                self.row_sources(code, row, chunk, off, len)
             }
-            (Output::Copy { holder, slot }, _) => {
+            (Output::Copy { holder, slot }, _)
+            | (
+                Output::Hold {
+                    copy: Some((holder, slot)),
+                    ..
+                },
+                _,
+            ) => {
                 let at = header_for(h, holder).payload_offset(slot);
                 vec![(
                     holder,
@@ -219,8 +272,35 @@ impl Plan {
                     },
                 )]
             }
-            (Output::Hold { of, .. }, _) => vec![(of, Request::Data { offset: off, len })],
+            (Output::Hold { of, copy: None, .. }, _) => {
+                vec![(of, Request::Data { offset: off, len })]
+            }
             _ => Vec::new(),
         }
+    }
+
+    /// The sources of row `row`'s piece: its intact data members, and the
+    /// holders of the parity equations that solve its lost data (none when
+    /// nothing in the row is lost).
+    fn row_sources(
+        &self,
+        code: &StripeCode,
+        row: usize,
+        chunk: u64,
+        off: u64,
+        len: u64,
+    ) -> Vec<(usize, Request)> {
+        let Some(rp) = &self.rows[row] else {
+            return Vec::new();
+        };
+        let mut v: Vec<(usize, Request)> = data_requests(code, row, chunk, off, len)
+            .filter(|(i, _)| !rp.lost_data.contains(i))
+            .collect();
+        for &j in &rp.equations {
+            let holder = code.parity_holder(row, j);
+            let offset = j as u64 * chunk + off;
+            v.push((holder, Request::Payload { offset, len }));
+        }
+        v
     }
 }

@@ -20,6 +20,7 @@ use crate::io::paths::Resolved;
 use crate::io::route;
 use crate::io::route::Bypass;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
+use redio_aligned::AlignedBuf;
 use std::ffi::CStr;
 use std::sync::Arc;
 
@@ -379,7 +380,8 @@ unsafe fn readv_with(
     };
     let at = at.filter(|&at| at >= 0).map(|at| at as u64);
     let scatter = |file: &SharedFile| {
-        let mut bounce = vec![0u8; vectors.iter().map(|v| v.iov_len).sum()];
+        // Page-aligned: the coordinated read lands here.
+        let mut bounce = AlignedBuf::for_overwrite(vectors.iter().map(|v| v.iov_len).sum());
         let n = file.read(fd, &mut bounce, at)?;
         let mut rest = &bounce[..n];
         for v in vectors {
@@ -409,7 +411,8 @@ unsafe fn writev_with(
     };
     let at = at.filter(|&at| at >= 0).map(|at| at as u64);
     let gather = |file: &SharedFile| {
-        let mut gathered = Vec::with_capacity(vectors.iter().map(|v| v.iov_len).sum());
+        // Page-aligned: the coordinated write goes out from here.
+        let mut gathered = AlignedBuf::with_capacity(vectors.iter().map(|v| v.iov_len).sum());
         for v in vectors {
             // SAFETY: the application's iovec holds iov_len bytes.
             gathered.extend_from_slice(unsafe { data(v.iov_base, v.iov_len) });

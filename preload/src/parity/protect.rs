@@ -26,6 +26,7 @@ use crate::comm::ffi;
 use crate::parity::collective::OwnComm;
 use crate::parity::reduce_scatter;
 use crate::parity::transport::MpiTransport;
+use redio_aligned::AlignedBuf;
 use redio_parity::files::{self, AtomicFile};
 use redio_parity::format::{self, Header, MemberMeta};
 use redio_parity::gf::kernel::best;
@@ -390,12 +391,14 @@ fn partner_copies(
         .collect();
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut traffic = Traffic::default();
-    let (mut mine, mut buf) = (Vec::new(), Vec::new());
+    // `mine` is read into (page-aligned, never zero-filled per piece);
+    // `buf` is the transport's.
+    let (mut mine, mut buf) = (AlignedBuf::new(), Vec::new());
     let mut off = 0u64;
     while off < longest {
         if off < lens[me] {
             let len = (piece as u64).min(lens[me] - off) as usize;
-            mine.resize(len, 0);
+            mine.resize_for_overwrite(len);
             read(off, &mut mine)?;
             traffic.read += len as u64;
             for h in partner::holders_of(me, p, copies) {

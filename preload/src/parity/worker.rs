@@ -29,11 +29,14 @@ use crate::comm::ffi;
 use crate::parity::collective::OwnComm;
 use crate::parity::protect;
 use crate::parity::transport::MpiTransport;
-use redio_parity::assess::{check_files, check_redundancy, recoverable, Verdict};
+use redio_aligned::AlignedBuf;
+use redio_parity::assess::{check_files_to, check_redundancy_to, recoverable, Depth, Verdict};
 use redio_parity::files::{check_header_paths, list_protectable};
+use redio_parity::format::ChunkMeta;
 use redio_parity::format::{file_name, Header};
 use redio_parity::gf::kernel::best;
 use redio_parity::rebuild::check_before_rebuild;
+use redio_parity::redundancy_file::check_payload;
 use redio_parity::redundancy_file::{open_redundancy, parse_name, read_header, Parsed};
 use redio_parity::repair::{self, Damage, Local};
 use redio_parity::ring;
@@ -226,13 +229,21 @@ struct Mine {
 struct MySet {
     /// The set's reference header.
     header: Header,
+    /// This rank's member index in the set.
+    me: usize,
     /// Indices of this rank's damaged files.
     damaged: Vec<usize>,
     /// This rank's usable redundancy file and its payload offset.
     usable: Option<(PathBuf, u64)>,
+    /// The payload chunks (length, CRC32) of that file's own header.
+    payload: Vec<ChunkMeta>,
+    /// The CRC32s of this rank's intact-looking files and payload are not
+    /// checked yet (a quick check): the rebuild checks them as it reads.
+    deferred: bool,
 }
 
-/// Steps 1 and 2: gathers the headers and checks this rank's files.
+/// Steps 1 and 2: gathers the headers and checks this rank's files, to
+/// `depth` (quick: existence, sizes and headers, the CRC32s deferred).
 fn assess_mine(
     comm: &OwnComm,
     spec: &JobSpec,
@@ -240,6 +251,7 @@ fn assess_mine(
     red_dir: &Path,
     rank: usize,
     size: usize,
+    depth: Depth,
 ) -> Result<(Mine, BTreeMap<u32, Header>), String> {
     let found = match root {
         Ok(_) => found_in(red_dir, &spec.prefix),
@@ -314,7 +326,7 @@ fn assess_mine(
         mine.status.error = true;
         return Ok((mine, refs));
     }
-    let damaged = match check_files(root, &h.members[me]) {
+    let damaged = match check_files_to(root, &h.members[me], depth) {
         Ok(d) => d,
         Err(e) => {
             mine.findings.push(format!("{who}: refused: {e}"));
@@ -348,6 +360,7 @@ fn assess_mine(
     }
     let want = red_dir.join(file_name(&spec.prefix, h.set_id, me));
     let mut usable = None;
+    let mut payload = Vec::new();
     match found.iter().find(|(s, m, _, _)| *s == h.set_id && *m == me) {
         None => mine.findings.push(format!(
             "{who}: {}: redundancy file missing",
@@ -357,8 +370,11 @@ fn assess_mine(
             "{who}: {}: redundancy file damaged: {e}",
             path.display()
         )),
-        Some((_, _, path, Ok(parsed))) => match check_redundancy(path, parsed, me, &h) {
-            Ok(at) => usable = Some((path.clone(), at)),
+        Some((_, _, path, Ok(parsed))) => match check_redundancy_to(path, parsed, me, &h, depth) {
+            Ok(at) => {
+                usable = Some((path.clone(), at));
+                payload = parsed.header.payload.clone();
+            }
             Err(e) => mine
                 .findings
                 .push(format!("{who}: {}: {e}", path.display())),
@@ -368,10 +384,71 @@ fn assess_mine(
     mine.status.lost_red = usable.is_none();
     mine.set = Some(MySet {
         header: h,
+        me,
         damaged: damaged.iter().map(|d| d.0).collect(),
         usable,
+        payload,
+        deferred: depth == Depth::Quick,
     });
     Ok((mine, refs))
+}
+
+/// The CRC32 checks a quick [`assess_mine`] left out, for this rank's
+/// intact-looking files and usable redundancy payload: findings, damage
+/// and status as a full check would have given them.
+fn deepen(mine: &mut Mine, spec: &JobSpec, root: &Path, rank: usize) {
+    let Some(set) = mine.set.as_mut().filter(|s| s.deferred) else {
+        return;
+    };
+    set.deferred = false;
+    let (h, me) = (&set.header, set.me);
+    let who = format!("rank {rank} (set {}, member {me})", h.set_id);
+    let mut newly = Vec::new();
+    match check_files_to(root, &h.members[me], Depth::Full) {
+        Ok(damaged) => {
+            for (i, full, why) in damaged {
+                if !set.damaged.contains(&i) {
+                    mine.findings
+                        .push(format!("{who}: {}: {why}", full.display()));
+                    newly.push(i);
+                }
+            }
+        }
+        Err(e) => {
+            mine.findings.push(format!("{who}: refused: {e}"));
+            mine.status.error = true;
+        }
+    }
+    if !newly.is_empty() {
+        if let Err(e) = check_before_rebuild(h, me, root, &newly) {
+            let refused = spec.op == Operation::Rebuild;
+            mine.findings.push(if refused {
+                format!("{who}: refused: {e}")
+            } else {
+                format!("{who}: {e}")
+            });
+            mine.status.error |= refused;
+        }
+        set.damaged.extend(newly);
+        set.damaged.sort_unstable();
+    }
+    if let Some((path, at)) = set.usable.clone() {
+        let mut own = h.clone();
+        own.payload = set.payload.clone();
+        let parsed = Parsed {
+            header: own,
+            payload_at: at,
+            copy_a_error: None,
+        };
+        if let Err(e) = check_payload(&path, &parsed) {
+            mine.findings
+                .push(format!("{who}: {}: {e}", path.display()));
+            set.usable = None;
+            set.payload.clear();
+        }
+    }
+    mine.status.lost_data = !set.damaged.is_empty();
+    mine.status.lost_red = set.usable.is_none();
 }
 
 /// The damage of each set, from every rank's status, and the verdict.
@@ -439,12 +516,54 @@ fn check(
     rank: usize,
     size: usize,
 ) -> Result<Report, String> {
-    let (mine, refs) = assess_mine(comm, spec, &root, red_dir, rank, size)?;
-    let statuses: Vec<Status> = allgather_bytes(comm.0, &mine.status.encode())?
+    // A rebuild reads each byte once: it checks the CRC32s of what it
+    // reads as it reads it. Verify checks everything first.
+    let depth = match spec.op {
+        Operation::Rebuild => Depth::Quick,
+        _ => Depth::Full,
+    };
+    check_to(comm, spec, &root, red_dir, rank, size, depth, Vec::new())
+}
+
+/// [`check`] after an assessment to `depth`; `earlier` are report lines
+/// of a previous round (rank 0).
+#[allow(clippy::too_many_arguments)]
+fn check_to(
+    comm: &OwnComm,
+    spec: &JobSpec,
+    root: &Result<PathBuf, String>,
+    red_dir: &Path,
+    rank: usize,
+    size: usize,
+    depth: Depth,
+    earlier: Vec<String>,
+) -> Result<Report, String> {
+    let (mut mine, refs) = assess_mine(comm, spec, root, red_dir, rank, size, depth)?;
+    let mut statuses: Vec<Status> = allgather_bytes(comm.0, &mine.status.encode())?
         .iter()
         .map(|b| Status::decode(b))
         .collect();
-    let mut lines = gather_lines(comm, rank, &mine.findings)?;
+    if depth == Depth::Quick && !statuses.iter().any(|s| s.error) {
+        // Damage that only CRC32s show: the ranks of sets that look
+        // healthy check theirs now (their only read), and so does every
+        // rank of a job beyond repair (for the report). Damaged sets'
+        // ranks check as their rebuild reads.
+        let (quick, worst) = verdicts(&refs, &statuses, &mut Vec::new());
+        let looks_healthy = mine
+            .set
+            .as_ref()
+            .and_then(|s| quick.get(&s.header.set_id))
+            .is_none_or(|s| s.1 == Verdict::Healthy);
+        if let (true, Ok(root)) = (looks_healthy || worst == Verdict::Unrecoverable, root) {
+            deepen(&mut mine, spec, root, rank);
+        }
+        statuses = allgather_bytes(comm.0, &mine.status.encode())?
+            .iter()
+            .map(|b| Status::decode(b))
+            .collect();
+    }
+    let mut lines = earlier;
+    lines.extend(gather_lines(comm, rank, &mine.findings)?);
     dedup(&mut lines);
     if statuses.iter().any(|s| s.error) {
         lines.push(format!(
@@ -525,9 +644,12 @@ fn check(
             header: h,
             damaged,
             usable,
+            payload,
+            deferred,
+            ..
         }),
         Ok(root),
-    ) = (mine_set, &root)
+    ) = (mine_set, root)
     {
         if let Some((d, Verdict::Repairable)) = sets.get(&h.set_id) {
             let me = mine.status.member as usize;
@@ -538,6 +660,8 @@ fn check(
                 redundancy_dir: red_dir,
                 damaged,
                 redundancy: usable.clone(),
+                payload,
+                deferred: *deferred,
                 prefix: &spec.prefix,
                 piece: spec.piece,
                 // Lines on stderr, through the launcher; only the members
@@ -548,6 +672,24 @@ fn check(
             rebuilt = repair::rebuild_member(&local, d, &mut t);
             t.flush()?;
         }
+    }
+    if !all_agree(comm.0, rebuilt.survivor_damage.is_empty())? {
+        // A survivor's CRC32 failed while it served: the rebuild used
+        // damaged data. Nothing is renamed (the temporary files go with
+        // `rebuilt`); every rank checks everything and starts over.
+        let notes: Vec<String> = rebuilt
+            .survivor_damage
+            .iter()
+            .map(|d| {
+                format!(
+                    "rank {rank}: {d}: found while rebuilding; nothing renamed, every file \
+                     checked again"
+                )
+            })
+            .collect();
+        drop(rebuilt);
+        let notes = gather_lines(comm, rank, &notes)?;
+        return check_to(comm, spec, root, red_dir, rank, size, Depth::Full, notes);
     }
     let who = format!("rank {rank}");
     let mut mine_lines: Vec<String> = rebuilt
@@ -630,7 +772,7 @@ fn compare_parity(
         .map_err(|e| bad.push(e.to_string()))
         .ok();
     let mut read_failed = None;
-    let mut got = Vec::new();
+    let mut got = AlignedBuf::new();
     let mut read = |d: usize, off: u64, buf: &mut [u8]| {
         buf.fill(0);
         if let Some(Err(e)) = reader
@@ -642,12 +784,11 @@ fn compare_parity(
         Ok(())
     };
     let mut write = |j: usize, off: u64, want: &[u8]| {
-        got.clear();
-        got.resize(want.len(), 0);
+        got.resize_for_overwrite(want.len());
         let at = payload_at + j as u64 * chunk + off;
         let same = stored
             .as_ref()
-            .is_some_and(|f| f.read_exact_at(&mut got, at).is_ok() && got == want);
+            .is_some_and(|f| f.read_exact_at(&mut got, at).is_ok() && got == *want);
         if !same {
             bad.push(format!(
                 "{}: parity chunk {j} does not match the data at bytes {off}..{}",

@@ -2,6 +2,7 @@
 //! ordered pair of replicas.
 
 use crate::{LinkError, ReplicaLink};
+use redio_aligned::AlignedBuf;
 use std::collections::VecDeque;
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
@@ -14,11 +15,12 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Messages a buffered link queues per pair before `send` waits.
 const BUFFERED_CAPACITY: usize = 1024;
 
-/// One message in flight.
+/// One message in flight, in a page-aligned buffer as the MPI link's
+/// chunks should be.
 #[derive(Debug)]
 struct Envelope {
     tag: u32,
-    data: Vec<u8>,
+    data: AlignedBuf,
 }
 
 /// One replica's end of an in-memory link set; move it to that replica's
@@ -108,7 +110,7 @@ impl MemoryLink {
     }
 
     /// Applies pending [`corrupt_nth_from`](Self::corrupt_nth_from)s.
-    fn deliver(&mut self, from: usize, tag: u32, mut data: Vec<u8>) -> Vec<u8> {
+    fn deliver(&mut self, from: usize, tag: u32, mut data: AlignedBuf) -> AlignedBuf {
         let mut hit = None;
         for (i, entry) in self.corrupt.iter_mut().enumerate() {
             if (entry.0, entry.1) != (from, tag) {
@@ -128,6 +130,30 @@ impl MemoryLink {
             }
         }
         data
+    }
+
+    /// The next message from `from` under `tag`, waiting for it.
+    fn take(&mut self, from: usize, tag: u32) -> Result<AlignedBuf, LinkError> {
+        self.check(from)?;
+        let pending = &mut self.pending[from];
+        if let Some(i) = pending.iter().position(|e| e.tag == tag) {
+            let data = pending.remove(i).map(|e| e.data).unwrap_or_default();
+            return Ok(self.deliver(from, tag, data));
+        }
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.from[from].recv_timeout(left) {
+                Ok(envelope) if envelope.tag == tag => {
+                    return Ok(self.deliver(from, tag, envelope.data))
+                }
+                Ok(other) => self.pending[from].push_back(other),
+                Err(RecvTimeoutError::Timeout) => return Err(LinkError::Timeout { replica: from }),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(LinkError::PeerFailed { replica: from })
+                }
+            }
+        }
     }
 
     /// Sets how long `send` and `recv` wait before [`LinkError::Timeout`].
@@ -169,7 +195,7 @@ impl ReplicaLink for MemoryLink {
         let deadline = Instant::now() + self.timeout;
         let mut envelope = Envelope {
             tag,
-            data: data.to_vec(),
+            data: AlignedBuf::from_slice(data),
         };
         // `SyncSender` has no stable send-with-timeout: poll instead.
         loop {
@@ -191,26 +217,20 @@ impl ReplicaLink for MemoryLink {
     }
 
     fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError> {
-        self.check(from)?;
-        let pending = &mut self.pending[from];
-        if let Some(i) = pending.iter().position(|e| e.tag == tag) {
-            let data = pending.remove(i).map(|e| e.data).unwrap_or_default();
-            return Ok(self.deliver(from, tag, data));
-        }
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.from[from].recv_timeout(left) {
-                Ok(envelope) if envelope.tag == tag => {
-                    return Ok(self.deliver(from, tag, envelope.data))
-                }
-                Ok(other) => self.pending[from].push_back(other),
-                Err(RecvTimeoutError::Timeout) => return Err(LinkError::Timeout { replica: from }),
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(LinkError::PeerFailed { replica: from })
-                }
-            }
-        }
+        self.take(from, tag).map(|data| data.to_vec())
+    }
+
+    /// Copies straight from the queued message (no intermediate vector).
+    fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
+        let data = self.take(from, tag)?;
+        let capacity = buf.len();
+        let target = buf.get_mut(..data.len()).ok_or(LinkError::TooLong {
+            replica: from,
+            len: data.len(),
+            capacity,
+        })?;
+        target.copy_from_slice(&data);
+        Ok(data.len())
     }
 }
 

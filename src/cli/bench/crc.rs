@@ -10,6 +10,7 @@
 
 use super::results::{interleaved, Point, Sample};
 use super::{drop_caches, BenchArgs, Plan};
+use redio_aligned::AlignedBuf;
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -33,7 +34,8 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                     total,
                 })
                 .collect();
-            let mut buffer = vec![0u8; usize::try_from(block).map_err(|e| e.to_string())?];
+            // Page-aligned, as redio's own I/O buffers (issue 20).
+            let mut buffer = AlignedBuf::zeroed(usize::try_from(block).map_err(|e| e.to_string())?);
             samples.extend(interleaved(args.reps, &points, |p| {
                 let checksum = p.variant == "crc32";
                 if mode == "memory" {
@@ -74,7 +76,7 @@ fn in_memory(buffer: &mut [u8], total: u64, checksum: bool) -> f64 {
     }
     // Touched before the clock starts: a fresh allocation's first writes
     // are page faults, not copying.
-    let mut copy = vec![1u8; buffer.len()];
+    let mut copy = AlignedBuf::zeroed(buffer.len());
     copy.fill(2);
     let start = Instant::now();
     let mut done = 0u64;

@@ -11,6 +11,7 @@
 
 use super::results::{interleaved, Point, Sample};
 use super::{drop_caches, run_checked, BenchArgs, Plan};
+use redio_aligned::AlignedBuf;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -121,7 +122,7 @@ fn content(
     len: u64,
     mut sink: impl FnMut(&[u8]) -> Result<(), String>,
 ) -> Result<(), String> {
-    let mut piece = vec![0u8; 1 << 20];
+    let mut piece = AlignedBuf::zeroed(1 << 20);
     let mut done = 0u64;
     let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(rank).wrapping_mul(0x2545_f491_4f6c_dd1d);
     while done < len {
