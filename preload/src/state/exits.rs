@@ -212,24 +212,7 @@ impl Line {
     /// keeps it whole beside the process's other lines).
     fn append(&self) {
         let Some(path) = PATH.get() else { return };
-        // SAFETY: a NUL-terminated path; the descriptor is closed below.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat,
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
-                0o600,
-            )
-        };
-        if fd < 0 {
-            return;
-        }
-        // SAFETY: writing from a live buffer of its length; our own descriptor.
-        unsafe {
-            libc::syscall(libc::SYS_write, fd, self.bytes.as_ptr(), self.len);
-            libc::syscall(libc::SYS_close, fd);
-        }
+        crate::sys::rawfs::write_with(path, libc::O_APPEND, &self.bytes[..self.len]);
     }
 }
 

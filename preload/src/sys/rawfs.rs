@@ -4,7 +4,7 @@
 //!
 //! Paths are `&str` without a NUL; each call appends one.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 
 fn c_path(path: &str) -> Option<CString> {
     CString::new(path).ok()
@@ -21,16 +21,21 @@ pub fn mkdir(path: &str) {
 /// closing it at once so that NFS clients on other nodes see the new
 /// contents at their next open. Returns whether every byte was written.
 pub fn write(path: &str, bytes: &[u8]) -> bool {
-    let Some(path) = c_path(path) else {
-        return false;
-    };
+    c_path(path).is_some_and(|path| write_with(&path, libc::O_TRUNC, bytes))
+}
+
+/// Opens `path` for writing (created with mode 0600) with the extra
+/// `flags` (`O_TRUNC`, `O_APPEND`), writes `bytes` with one `write` and
+/// closes it. Allocates nothing: async-signal-safe. Returns whether every
+/// byte was written.
+pub fn write_with(path: &CStr, flags: libc::c_int, bytes: &[u8]) -> bool {
     // SAFETY: a NUL-terminated path; the descriptor is closed below.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat,
             libc::AT_FDCWD,
             path.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC | flags,
             0o600,
         )
     };
