@@ -87,9 +87,13 @@ fn replica_world_barrier(comm: ffi::MPI_Comm) -> c_int {
 /// never see its replica-world barriers complete, as if it could not hear
 /// its peers (the stalled channel above).
 fn test_deafness() -> bool {
-    let me = world::identity().map(|i| i.world_rank);
-    std::env::var("REDIO_TEST_DEAF_BARRIER")
-        .ok()
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .is_some_and(|w| Some(w) == me)
+    // Read once: MPI_Barrier may be in the application's inner loop.
+    static DEAF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DEAF.get_or_init(|| {
+        let me = world::identity().map(|i| i.world_rank);
+        std::env::var("REDIO_TEST_DEAF_BARRIER")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .is_some_and(|w| Some(w) == me)
+    })
 }
