@@ -16,7 +16,10 @@
 //!
 //! Every by-value `MPI_Comm` argument goes through `translate`, which swaps
 //! `MPI_COMM_WORLD` for the caller's replica world. Every wrapper marks the
-//! thread as inside MPI, so the library's own file I/O passes through.
+//! thread as inside MPI, so the library's own file I/O passes through;
+//! except the `MPI_File_*` wrappers, which mark it as inside MPI-IO: there
+//! the library's POSIX calls on shared files are the application's I/O and
+//! are coordinated (see [`guard_of`]).
 //! Functions written by hand (start-up, shutdown, abort, attributes,
 //! barrier) and
 //! variadic ones are skipped; the list is [`HAND_WRITTEN`].
@@ -125,8 +128,9 @@ pub fn generate(bindings: &str) -> Generated {
         writeln!(
             wrappers,
             "#[no_mangle]\npub unsafe extern \"C\" fn {public}({params}) {output} {{\n    \
-             let _inside = crate::sys::guard::InsideMpi::enter();\n    \
+             let _inside = crate::sys::guard::{guard}::enter();\n    \
              {name}({args})\n}}",
+            guard = guard_of(public),
             params = params.join(", "),
             args = args.join(", ")
         )
@@ -144,6 +148,33 @@ pub fn generate(bindings: &str) -> Generated {
         bindings: file.to_token_stream().to_string(),
         pmpi,
         wrappers,
+    }
+}
+
+/// Calls that complete requests: ROMIO's nonblocking collective I/O does
+/// its writes while they run (its generalized requests progress there).
+const COMPLETING: &[&str] = &[
+    "MPI_Wait",
+    "MPI_Waitall",
+    "MPI_Waitany",
+    "MPI_Waitsome",
+    "MPI_Test",
+    "MPI_Testall",
+    "MPI_Testany",
+    "MPI_Testsome",
+    "MPI_Request_get_status",
+];
+
+/// The mark a wrapper holds while the implementation runs: MPI-IO calls
+/// and the calls that complete their requests hold `InsideMpiIo`, under
+/// which the library's own POSIX calls on shared files are coordinated
+/// like the application's (docs/io-stacks.md); every other call holds
+/// `InsideMpi`, under which they pass through.
+fn guard_of(public: &str) -> &'static str {
+    if public.starts_with("MPI_File_") || COMPLETING.contains(&public) {
+        "InsideMpiIo"
+    } else {
+        "InsideMpi"
     }
 }
 

@@ -13,6 +13,7 @@ use crate::coord::target::Target;
 use crate::io::route::Bypass;
 use crate::state::settings;
 use crate::state::world;
+use crate::sys::guard::InsideMpiIo;
 use redio_core::config::{Config, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
 use redio_core::fsclass::{self, Class, Mount, NEVER_MANAGED};
 use std::ffi::{CStr, CString, OsStr};
@@ -142,6 +143,9 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     };
     let per_replica = identity.degree > 1 && storage(0) != storage(1);
     let app_path = canonical.clone();
+    if identity.degree > 1 && InsideMpiIo::active() && is_mpiio_bookkeeping(&canonical) {
+        return bookkeeping_of_this_replica(canonical, identity.placement.replica);
+    }
     let target = remapped.clone().unwrap_or(canonical);
     let class = fsclass::classify(config, &target, mounts).class;
     let fs_type = fsclass::fs_type_of(&target, mounts).map(str::to_owned);
@@ -167,6 +171,51 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
         io.read == ReadProtocol::None && io.write == WriteProtocol::None
     };
     resolved
+}
+
+/// True for the files MPI-IO libraries create beside (or for) a data file
+/// to keep their own state, found by tracing `MPI_File_*` calls with strace
+/// (docs/io-stacks.md):
+/// - ROMIO's shared file pointer: `.<file>.shfp.<random>.<pid of rank 0>`;
+/// - OMPIO's `sharedfp/lockedfile`: `<file>-<job id>-<pid of rank 0>.lock`;
+/// - OMPIO's `sharedfp/sm`: `<file>_cid-<communicator id>-<rank>.sm` in
+///   the job's session directory.
+///
+/// Each replica world keeps its own: the names of the first two hold a
+/// process id, so they differ between replicas (and would look like a
+/// divergence), and the third would be one counter for every replica.
+pub fn is_mpiio_bookkeeping(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(OsStr::to_str) else {
+        return false;
+    };
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if name.starts_with('.') && name.contains(".shfp.") {
+        return true;
+    }
+    if let Some(stem) = name.strip_suffix(".lock") {
+        let mut fields = stem.rsplitn(3, '-');
+        let (pid, job, file) = (fields.next(), fields.next(), fields.next());
+        return matches!((pid, job, file), (Some(p), Some(j), Some(f)) if numeric(p) && numeric(j) && !f.is_empty());
+    }
+    name.ends_with(".sm") && name.contains("_cid-")
+}
+
+/// A bookkeeping file of the MPI-IO library: this replica's own, at
+/// `<path>.redio-r<replica>`, passed through.
+fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
+    let mut own = path.clone().into_os_string();
+    own.push(format!(".redio-r{replica}"));
+    let own = PathBuf::from(own);
+    Resolved {
+        c_path: c_string(&own),
+        app_path: path,
+        path: own,
+        class: Class::Local,
+        remapped: true,
+        uncoordinated: false,
+        fs_type: None,
+        per_replica: true,
+    }
 }
 
 fn absolute(dirfd: libc::c_int, path: &Path) -> PathBuf {
@@ -203,4 +252,32 @@ fn canonical(path: &Path) -> PathBuf {
 
 fn c_string(path: &Path) -> CString {
     CString::new(path.as_os_str().as_bytes()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_mpiio_bookkeeping;
+    use std::path::Path;
+
+    #[test]
+    fn the_mpiio_libraries_bookkeeping_files_are_recognised_and_data_files_are_not() {
+        for name in [
+            "/s/.ckpt.dat.shfp.1706532904.14763",
+            "/s/ckpt.dat-916455425-23138.lock",
+            "/tmp/ompi.vm.0/pid.12020/1/ckpt.dat_cid--1-0.sm",
+        ] {
+            assert!(is_mpiio_bookkeeping(Path::new(name)), "{name}");
+        }
+        for name in [
+            "/s/ckpt.dat",
+            "/s/.hidden.dat",
+            "/s/ckpt.dat.locktest.0",
+            "/s/run.lock",
+            "/s/a-b.lock",
+            "/s/data-1-x.lock",
+            "/s/model.sm",
+        ] {
+            assert!(!is_mpiio_bookkeeping(Path::new(name)), "{name}");
+        }
+    }
 }

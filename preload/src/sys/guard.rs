@@ -3,7 +3,8 @@
 //! The MPI library opens hundreds of files during `MPI_Init` and
 //! `MPI_Finalize` (hwloc, `/proc`, shared-memory segments). The I/O hooks
 //! must pass those through untouched, so every `MPI_*` wrapper holds an
-//! [`InsideMpi`] while it runs.
+//! [`InsideMpi`] while it runs; the `MPI_File_*` wrappers hold an
+//! [`InsideMpiIo`] instead, whose shared-file I/O is coordinated.
 
 use std::cell::Cell;
 
@@ -35,6 +36,42 @@ impl Drop for InsideMpi {
     #[inline]
     fn drop(&mut self) {
         DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+thread_local! {
+    // Const-initialised, no destructor (see DEPTH).
+    static IO_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// RAII mark: the current thread is inside an MPI-IO call (`MPI_File_*`).
+///
+/// Unlike [`InsideMpi`], it lets the library's POSIX calls on shared files
+/// be coordinated: under redundancy, ROMIO's and OMPIO's reads and writes
+/// are the application's I/O. It also tells path resolution that files the
+/// library names for its own bookkeeping (shared-pointer files) belong to
+/// this replica alone.
+pub struct InsideMpiIo(());
+
+impl InsideMpiIo {
+    /// Marks the current thread as inside MPI-IO (nesting is allowed).
+    #[inline]
+    pub fn enter() -> Self {
+        IO_DEPTH.with(|d| d.set(d.get() + 1));
+        InsideMpiIo(())
+    }
+
+    /// True while the current thread is inside an MPI-IO call.
+    #[inline]
+    pub fn active() -> bool {
+        IO_DEPTH.with(|d| d.get() > 0)
+    }
+}
+
+impl Drop for InsideMpiIo {
+    #[inline]
+    fn drop(&mut self) {
+        IO_DEPTH.with(|d| d.set(d.get() - 1));
     }
 }
 
