@@ -7,10 +7,11 @@
 //! - [`route`]: which calls are coordinated, and the named reason
 //!   ([`route::Bypass`]) why the others pass through;
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
-//! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers.
+//! - [`posix`], [`stdio`], [`aio`], [`unsupported`]: the hook handlers.
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
+pub mod aio;
 pub mod paths;
 pub mod posix;
 pub mod route;

@@ -26,6 +26,12 @@ pub type Stat = libc::stat;
 pub type Stat64 = libc::stat64;
 /// `struct statx`.
 pub type Statx = libc::statx;
+/// `struct aiocb` (the same layout as `struct aiocb64` on 64-bit Linux).
+pub type Aiocb = libc::aiocb;
+/// `struct sigevent`.
+pub type SigEvent = libc::sigevent;
+/// `struct timespec`.
+pub type Timespec = libc::timespec;
 
 /// Calls `$callback!` with every hooked function, one per line:
 /// `fn name(args) -> ret => handler;`.
@@ -176,6 +182,39 @@ macro_rules! hooked_functions {
             fn fileno_unlocked(stream: *mut FILE) -> c_int => stdio::fileno;
             /// `fflush(3)`.
             fn fflush(stream: *mut FILE) -> c_int => stdio::fflush;
+
+            /// `aio_read(3)`: done at once on coordinated files.
+            fn aio_read(block: *mut Aiocb) -> c_int => aio::aio_read;
+            /// `aio_read64`.
+            fn aio_read64(block: *mut Aiocb) -> c_int => aio::aio_read;
+            /// `aio_write(3)`: done at once on coordinated files.
+            fn aio_write(block: *mut Aiocb) -> c_int => aio::aio_write;
+            /// `aio_write64`.
+            fn aio_write64(block: *mut Aiocb) -> c_int => aio::aio_write;
+            /// `aio_fsync(3)`.
+            fn aio_fsync(operation: c_int, block: *mut Aiocb) -> c_int => aio::aio_fsync;
+            /// `aio_fsync64`.
+            fn aio_fsync64(operation: c_int, block: *mut Aiocb) -> c_int => aio::aio_fsync;
+            /// `aio_error(3)`.
+            fn aio_error(block: *const Aiocb) -> c_int => aio::aio_error;
+            /// `aio_error64`.
+            fn aio_error64(block: *const Aiocb) -> c_int => aio::aio_error;
+            /// `aio_return(3)`.
+            fn aio_return(block: *mut Aiocb) -> ssize_t => aio::aio_return;
+            /// `aio_return64`.
+            fn aio_return64(block: *mut Aiocb) -> ssize_t => aio::aio_return;
+            /// `aio_suspend(3)`.
+            fn aio_suspend(list: *const *const Aiocb, count: c_int, timeout: *const Timespec) -> c_int => aio::aio_suspend;
+            /// `aio_suspend64`.
+            fn aio_suspend64(list: *const *const Aiocb, count: c_int, timeout: *const Timespec) -> c_int => aio::aio_suspend;
+            /// `aio_cancel(3)`.
+            fn aio_cancel(fd: c_int, block: *mut Aiocb) -> c_int => aio::aio_cancel;
+            /// `aio_cancel64`.
+            fn aio_cancel64(fd: c_int, block: *mut Aiocb) -> c_int => aio::aio_cancel;
+            /// `lio_listio(3)`.
+            fn lio_listio(mode: c_int, list: *const *mut Aiocb, count: c_int, event: *mut SigEvent) -> c_int => aio::lio_listio;
+            /// `lio_listio64`.
+            fn lio_listio64(mode: c_int, list: *const *mut Aiocb, count: c_int, event: *mut SigEvent) -> c_int => aio::lio_listio;
 
             /// `mmap(2)`: refused on managed files.
             fn mmap(addr: *mut c_void, len: size_t, prot: c_int, flags: c_int, fd: c_int, offset: off_t) -> *mut c_void => unsupported::mmap;
