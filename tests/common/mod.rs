@@ -10,6 +10,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod parity;
+pub mod strace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -218,6 +219,29 @@ impl Flavour {
 /// test binary. The executable is `<stem>.<flavour>`; `tests/programs` and
 /// `include` are on the include path; `-ldl -lpthread` are linked.
 pub fn compile_flavour(mpi: Mpi, source: &str, flavour: Flavour) -> PathBuf {
+    compile_program(mpi, source, flavour, &[])
+}
+
+/// Compiles `tests/programs/<source>` like [`compile_flavour`] in
+/// [`Flavour::Fortify`], linked with the libraries `pkg-config` names for
+/// `packages` (e.g. `hdf5-mpich`, `pnetcdf`).
+pub fn compile_linked(mpi: Mpi, source: &str, packages: &[&str]) -> PathBuf {
+    let output = Command::new("pkg-config")
+        .args(["--cflags", "--libs"])
+        .args(packages)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run pkg-config: {e} (run scripts/setup.sh)"));
+    assert!(
+        output.status.success(),
+        "pkg-config does not know {packages:?} (run scripts/setup.sh): {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let flags = String::from_utf8_lossy(&output.stdout).into_owned();
+    let flags: Vec<&str> = flags.split_whitespace().collect();
+    compile_program(mpi, source, Flavour::Fortify, &flags)
+}
+
+fn compile_program(mpi: Mpi, source: &str, flavour: Flavour, libraries: &[&str]) -> PathBuf {
     static BUILT: Mutex<Vec<(Mpi, String, Flavour)>> = Mutex::new(Vec::new());
     let path = repo().join("tests/programs").join(source);
     let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
@@ -240,6 +264,7 @@ pub fn compile_flavour(mpi: Mpi, source: &str, flavour: Flavour) -> PathBuf {
         .arg(&path)
         .arg(format!("-I{}", repo().join("tests/programs").display()))
         .arg(format!("-I{}", repo().join("include").display()))
+        .args(libraries)
         .args(["-ldl", "-lpthread"])
         .output()
         .unwrap_or_else(|e| panic!("cannot run {compiler}: {e} (run scripts/setup.sh)"));
