@@ -44,6 +44,7 @@ const TAG_REPLICA_SET: i32 = 0x7ed1;
 /// the replicated world; `wrappers` counts the generated `MPI_*` wrappers
 /// and those that translate a communicator, for the start-up log.
 pub fn init(init: impl FnOnce() -> std::ffi::c_int, wrappers: (usize, usize)) -> std::ffi::c_int {
+    crate::comm::handle::bind_predefined();
     crate::comm::flavour::check_or_exit();
     let rc = {
         let _inside = InsideMpi::enter();
@@ -53,9 +54,10 @@ pub fn init(init: impl FnOnce() -> std::ffi::c_int, wrappers: (usize, usize)) ->
         after_init();
         crate::log!(
             Debug,
-            "{} generated MPI_* wrappers, {} of them translate a communicator",
+            "{} generated MPI_* wrappers, {} of them translate a communicator; MPI from {}",
             wrappers.0,
-            wrappers.1
+            wrappers.1,
+            crate::sys::symbols::mpi_library_path().unwrap_or_default()
         );
         crate::ft::ulfm_probe::probe_if_asked();
     }
