@@ -6,7 +6,8 @@
 //!   Debian's python3-mpi4py (Open MPI 4.1), which Python loads with
 //!   `dlopen(RTLD_LOCAL)`: every replica prints what the plain run printed,
 //!   the shared files are the plain run's, and their bytes are written once
-//!   (counted with strace);
+//!   (counted with strace); and MPICH loaded from Python the same way
+//!   (`ctypes_mpich.py`: there is no MPICH build of mpi4py here);
 //! - `shared_writers`: 2 or 3 ranks write disjoint regions of one shared
 //!   file under `write: distributed-separate` (MPICH and Open MPI 4.1,
 //!   r = 2 and 3, several runs each): the file is the plain run's, byte for

@@ -167,3 +167,41 @@ fn mpi4py_program_runs_replicated_like_plain_and_writes_once_openmpi() {
         );
     }
 }
+
+/// MPICH has no Python build of mpi4py here: `ctypes_mpich.py` loads
+/// libmpich the way Python loads mpi4py (`dlopen(RTLD_LOCAL)`) and calls
+/// the global `MPI_*` names, libredio.so's wrappers under redio.
+#[test]
+fn mpich_loaded_with_rtld_local_from_python_runs_replicated_like_plain() {
+    let mpi = Mpi::Mpich;
+    let program = repo()
+        .join("tests/programs/ctypes_mpich.py")
+        .display()
+        .to_string();
+    let (_, plain_shared) = area("ctypes-plain");
+    let plain = Launch::plain(mpi, RANKS, Path::new(PYTHON))
+        .args([program.clone(), plain_shared.display().to_string()])
+        .timeout(TIMEOUT)
+        .run();
+    check_success(&plain, "plain mpiexec of ctypes_mpich.py");
+    for degree in [2, 3] {
+        let what = format!("ctypes_mpich.py under redio run --mpi mpich -r {degree}");
+        let (root, shared) = area(&format!("ctypes-r{degree}"));
+        let config = root.join("redio.yaml");
+        write_config(&config, &shared, "{read: simple, write: simple}");
+        let job = Launch::redio(mpi, RANKS, degree, "block", Path::new(PYTHON))
+            .args([program.clone(), shared.display().to_string()])
+            .config(&config)
+            .timeout(TIMEOUT)
+            .run();
+        check_success(&job, &what);
+        assert!(
+            job.stderr.contains("MPI_COMM_WORLD arguments redirected")
+                && !job.stderr.contains("; 0 MPI_COMM_WORLD arguments"),
+            "{what}: the program must call redio's wrappers:\n{}",
+            job.stderr
+        );
+        assert_stdout_like_plain(&plain, &job, RANKS, degree, &what);
+        assert_same_files(&plain_shared, &shared, &what);
+    }
+}

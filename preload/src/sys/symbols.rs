@@ -223,3 +223,52 @@ fn loaded_objects() -> Vec<CString> {
     unsafe { libc::dl_iterate_phdr(Some(collect), (&mut names as *mut Vec<CString>).cast()) };
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The MPI library as Python loads it with mpi4py: `dlopen(RTLD_LOCAL)`
+    /// after start-up, out of `RTLD_NEXT`'s and `RTLD_DEFAULT`'s sight.
+    #[test]
+    fn an_mpi_library_loaded_with_rtld_local_is_found_and_every_function_comes_from_it() {
+        let soname = if cfg!(redio_mpi = "mpich") {
+            c"libmpich.so.12"
+        } else if cfg!(redio_mpi = "openmpi") {
+            c"libmpi.so.40"
+        } else {
+            // Open MPI 5 lives in its own prefix, not in the loader's cache.
+            return;
+        };
+        // SAFETY: dlsym with a valid NUL-terminated name.
+        let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"PMPI_Init".as_ptr()) };
+        assert!(global.is_null(), "this test binary must not link MPI");
+        assert_eq!(lookup_mpi(c"PMPI_Init"), None, "nothing loaded yet");
+        // SAFETY: a NUL-terminated name; the library stays loaded.
+        let handle = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_LOCAL | libc::RTLD_LAZY) };
+        assert!(
+            !handle.is_null(),
+            "{soname:?} not found (scripts/setup.sh installs it)"
+        );
+        // SAFETY: as above.
+        let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"PMPI_Init".as_ptr()) };
+        assert!(
+            global.is_null(),
+            "RTLD_LOCAL keeps it out of the global scope"
+        );
+        // SAFETY: a handle from dlopen and a NUL-terminated name.
+        let init = unsafe { libc::dlsym(handle, c"PMPI_Init".as_ptr()) } as usize;
+        assert_eq!(lookup_mpi(c"PMPI_Init"), Some(init));
+        let path = mpi_library_path().unwrap();
+        for name in [c"PMPI_Comm_rank", c"PMPI_Allreduce", c"PMPI_File_open"] {
+            let slot = AtomicUsize::new(0);
+            let address = resolve_mpi(&slot, name);
+            let from = object_of(address as *mut c_void).unwrap();
+            assert_eq!(
+                from.to_string_lossy(),
+                path,
+                "{name:?} from another library"
+            );
+        }
+    }
+}
