@@ -205,3 +205,24 @@ fn mpich_loaded_with_rtld_local_from_python_runs_replicated_like_plain() {
         assert_same_files(&plain_shared, &shared, &what);
     }
 }
+
+/// A process that calls MPI before it loaded any MPI library stops with a
+/// message that says what to do, not with a bare missing symbol.
+#[test]
+fn calling_mpi_with_no_mpi_library_loaded_stops_with_a_remedy() {
+    let out = Command::new(crate::common::redio_bin())
+        .args(["exec", "--mpi", "openmpi", "--", PYTHON, "-c"])
+        .arg(
+            "import ctypes; flag = ctypes.c_int(); \
+             ctypes.CDLL(None).MPI_Initialized(ctypes.byref(flag))",
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("no library loaded in this process defines PMPI_Init")
+            && stderr.contains("LD_PRELOAD="),
+        "{stderr}"
+    );
+}
