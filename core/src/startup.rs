@@ -15,6 +15,10 @@ pub enum Bootstrap {
         config_yaml: String,
         /// Contents of the replica map file (empty when there is none).
         map_text: String,
+        /// This run's identity, random, chosen by world rank 0: names the
+        /// run's Distributed Separate Write parts (`join::rank_part_path`),
+        /// so a run never takes another run's parts for its own.
+        run: u64,
     },
     /// Rank 0 could not load the configuration: every rank stops with this.
     Failed(String),
@@ -28,10 +32,12 @@ impl Bootstrap {
             Bootstrap::Ready {
                 config_yaml,
                 map_text,
+                run,
             } => {
                 out.push(b'R');
                 push_str(&mut out, config_yaml);
                 push_str(&mut out, map_text);
+                out.extend_from_slice(&run.to_le_bytes());
             }
             Bootstrap::Failed(message) => {
                 out.push(b'F');
@@ -46,13 +52,20 @@ impl Bootstrap {
         let (tag, mut rest) = bytes
             .split_first()
             .ok_or("empty bootstrap packet from world rank 0")?;
-        let mut next = || take_str(&mut rest);
         match tag {
-            b'R' => Ok(Bootstrap::Ready {
-                config_yaml: next()?,
-                map_text: next()?,
-            }),
-            b'F' => Ok(Bootstrap::Failed(next()?)),
+            b'R' => {
+                let config_yaml = take_str(&mut rest)?;
+                let map_text = take_str(&mut rest)?;
+                let run = rest
+                    .first_chunk::<8>()
+                    .ok_or("truncated bootstrap packet from world rank 0")?;
+                Ok(Bootstrap::Ready {
+                    config_yaml,
+                    map_text,
+                    run: u64::from_le_bytes(*run),
+                })
+            }
+            b'F' => Ok(Bootstrap::Failed(take_str(&mut rest)?)),
             other => Err(format!("bootstrap packet has unknown tag {other:#x}")),
         }
     }
@@ -154,10 +167,12 @@ mod tests {
             Bootstrap::Ready {
                 config_yaml: "version: 1\n".into(),
                 map_text: "0 0 0\n".into(),
+                run: 0x0123_4567_89ab_cdef,
             },
             Bootstrap::Ready {
                 config_yaml: String::new(),
                 map_text: String::new(),
+                run: 0,
             },
             Bootstrap::Failed("cfg.yaml:3:9: bad".into()),
         ] {
@@ -167,9 +182,17 @@ mod tests {
 
     #[test]
     fn damaged_bootstrap_is_an_error_not_a_panic() {
-        let good = Bootstrap::Failed("x".repeat(40)).encode();
-        for cut in 0..good.len() {
-            assert!(Bootstrap::decode(&good[..cut]).is_err(), "cut at {cut}");
+        let failed = Bootstrap::Failed("x".repeat(40)).encode();
+        let ready = Bootstrap::Ready {
+            config_yaml: "version: 1\n".into(),
+            map_text: String::new(),
+            run: 9,
+        }
+        .encode();
+        for good in [failed, ready] {
+            for cut in 0..good.len() {
+                assert!(Bootstrap::decode(&good[..cut]).is_err(), "cut at {cut}");
+            }
         }
         assert!(Bootstrap::decode(b"Z").is_err());
     }

@@ -12,7 +12,9 @@
 //! ```
 //!
 //! where `PMPI_X` is a generated stub that calls the implementation through
-//! a pointer resolved with `dlsym(RTLD_NEXT, "PMPI_X")` on first use.
+//! a pointer resolved on first use with `dlsym` in the MPI library
+//! (`crate::sys::symbols::resolve_mpi`: every stub from the same library,
+//! also one loaded with `dlopen(RTLD_LOCAL)`).
 //!
 //! Every by-value `MPI_Comm` argument goes through `translate`, which swaps
 //! `MPI_COMM_WORLD` for the caller's replica world. Every wrapper marks the
@@ -100,7 +102,7 @@ pub fn generate(bindings: &str) -> Generated {
             "#[inline]\npub unsafe fn {name}({params}) {output} {{\n    \
              static SLOT: AtomicUsize = AtomicUsize::new(0);\n    \
              let f: unsafe extern \"C\" fn({types}) {output} = \
-             std::mem::transmute(resolve(&SLOT, c\"{name}\"));\n    \
+             std::mem::transmute(resolve_mpi(&SLOT, c\"{name}\"));\n    \
              f({names})\n}}",
             params = params.join(", "),
             types = types.join(", "),

@@ -120,7 +120,8 @@ fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
 }
 
 /// Counts the bytes written into Distributed Separate Write's part files
-/// (`.NAME.redio-partK`) as written into NAME; leaves out their indexes.
+/// (`.NAME.redio-partK.RANK.RUN`) as written into NAME; leaves out their
+/// indexes.
 fn fold_parts(bytes: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
     let mut folded = BTreeMap::new();
     for (name, count) in bytes {
@@ -131,7 +132,7 @@ fn fold_parts(bytes: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
             .strip_prefix('.')
             .and_then(|n| n.rsplit_once(".redio-part"))
         {
-            Some((file, replica)) if replica.chars().all(|c| c.is_ascii_digit()) => {
+            Some((file, suffix)) if redio::join::PartName::parse(suffix).is_some() => {
                 file.to_string()
             }
             _ => name,

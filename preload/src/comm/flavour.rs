@@ -22,10 +22,9 @@ pub fn built_for() -> &'static str {
 /// new in 5.0): both export `ompi_mpi_comm_world`, and their object
 /// layouts differ, so a library built for one must not run in the other.
 pub fn loaded() -> Option<&'static str> {
-    let has = |symbol: &CStr| {
-        // SAFETY: dlsym with a valid NUL-terminated name.
-        !unsafe { libc::dlsym(libc::RTLD_DEFAULT, symbol.as_ptr()) }.is_null()
-    };
+    // In the MPI library (also one loaded with RTLD_LOCAL, out of
+    // RTLD_DEFAULT's sight: Python's mpi4py).
+    let has = |symbol: &CStr| crate::sys::symbols::lookup_mpi(symbol).is_some();
     if has(c"ompi_mpi_comm_world") {
         if has(c"PMPI_Session_init") {
             Some("Open MPI 5")

@@ -43,7 +43,7 @@ pub mod ffi {
 #[allow(non_snake_case, clippy::all, missing_docs, unused_imports)]
 pub mod pmpi {
     use super::ffi::*;
-    use crate::sys::symbols::resolve;
+    use crate::sys::symbols::resolve_mpi;
     use std::sync::atomic::AtomicUsize;
     include!(concat!(env!("OUT_DIR"), "/mpi_pmpi.rs"));
 }

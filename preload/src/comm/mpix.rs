@@ -2,8 +2,8 @@
 //!
 //! The `MPIX_Comm_*` fault-tolerance functions are not part of the MPI
 //! bindings and must not be linked (an undefined symbol in a cdylib links
-//! and then fails to load): they are resolved once with
-//! `dlsym(RTLD_DEFAULT, …)`, the profiling names `PMPIX_*` first, so redio
+//! and then fails to load): they are resolved once in the MPI library
+//! (`sys::symbols::lookup_mpi`), the profiling names `PMPIX_*` first, so redio
 //! calls the implementation directly like every other `PMPI_*` call.
 //!
 //! Only an Open MPI 5 build uses them: MPICH exports the same names, but its
@@ -54,9 +54,7 @@ struct Api {
 fn lookup(name: &str) -> Option<usize> {
     ["PMPIX_", "MPIX_"].iter().find_map(|prefix| {
         let symbol = std::ffi::CString::new(format!("{prefix}{name}")).ok()?;
-        // SAFETY: dlsym with a valid NUL-terminated name.
-        let address = unsafe { libc::dlsym(libc::RTLD_DEFAULT, symbol.as_ptr()) } as usize;
-        (address != 0).then_some(address)
+        crate::sys::symbols::lookup_mpi(&symbol)
     })
 }
 

@@ -1,20 +1,23 @@
 /* The MPI header of the implementation libredio.so is built for, and the
  * handle constants that mpi.h defines as macros (bindgen cannot evaluate
- * them). Defined in shim.c. */
+ * them). Defined in shim.c. The handles are variables: under Open MPI they
+ * may only be known once libmpi is loaded (redio_shim_bind). */
 #include <mpi.h>
 
-extern const MPI_Comm redio_mpi_comm_world;
-extern const MPI_Comm redio_mpi_comm_null;
-extern const MPI_Comm redio_mpi_comm_self;
-extern const MPI_Datatype redio_mpi_byte;
-extern const MPI_Datatype redio_mpi_int;
-extern const MPI_Datatype redio_mpi_uint64;
-extern const MPI_Op redio_mpi_min;
-extern const MPI_Op redio_mpi_sum;
-extern const MPI_Op redio_mpi_bxor;
-extern const MPI_Group redio_mpi_group_null;
-extern const MPI_Request redio_mpi_request_null;
-extern const MPI_Errhandler redio_mpi_errors_return;
+void redio_shim_bind(void *(*lookup)(const char *name));
+
+extern MPI_Comm redio_mpi_comm_world;
+extern MPI_Comm redio_mpi_comm_null;
+extern MPI_Comm redio_mpi_comm_self;
+extern MPI_Datatype redio_mpi_byte;
+extern MPI_Datatype redio_mpi_int;
+extern MPI_Datatype redio_mpi_uint64;
+extern MPI_Op redio_mpi_min;
+extern MPI_Op redio_mpi_sum;
+extern MPI_Op redio_mpi_bxor;
+extern MPI_Group redio_mpi_group_null;
+extern MPI_Request redio_mpi_request_null;
+extern MPI_Errhandler redio_mpi_errors_return;
 extern MPI_Status *const redio_mpi_status_ignore;
 extern void *const redio_mpi_in_place;
 extern const int redio_mpi_success;

@@ -207,13 +207,16 @@ impl SharedFile {
         }
         let synced = parts.sync();
         let path = self.path.clone();
+        let rank = world::identity().map_or(0, |i| i.placement.rank);
         let join_here = || {
             // SAFETY: this replica's own descriptor of the final file, borrowed.
             let target = std::mem::ManuallyDrop::new(unsafe {
                 <std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fd)
             });
             // std's file calls inside must reach the real functions.
-            match crate::sys::guard::inside(|| join::join_into(&path, &target)) {
+            match crate::sys::guard::inside(|| {
+                join::join_rank_into(&path, world::run(), rank, &target)
+            }) {
                 Ok(joined) => {
                     crate::log!(
                         Debug,

@@ -15,32 +15,31 @@ use redio_core::join;
 use redio_protocols::leader::Reply;
 
 /// Before a `distributed-separate` file is opened: parts left by an earlier
-/// run are dropped when the file is truncated, joined otherwise, so that
-/// nothing written is lost. Runs on the leader.
+/// run (any rank) that no running job holds are dropped when the file is
+/// truncated, joined in place otherwise, so that nothing written is lost.
+/// Parts of this run (other ranks writing the same file) are never
+/// touched. Runs on the leader.
 fn settle_stale_parts(path: &std::path::Path, flags: i32) {
-    let Ok(stale) = join::existing_parts(path) else {
-        return;
+    let what = if flags & libc::O_TRUNC != 0 {
+        join::Earlier::Drop
+    } else {
+        join::Earlier::Join
     };
-    if stale.is_empty() {
-        return;
-    }
-    if flags & libc::O_TRUNC != 0 {
-        for (_, part) in stale {
-            let _ = std::fs::remove_file(join::index_path(&part));
-            let _ = std::fs::remove_file(part);
-        }
-        return;
-    }
-    // The application opens the file to go on with it: what an earlier
-    // join put there stays (Tail::Keep).
-    match join::join(path, join::Tail::Keep) {
-        Ok(joined) => crate::log!(
+    match join::settle_earlier_runs(path, world::run(), what) {
+        Ok(joined) if joined.parts > 0 && what == join::Earlier::Join => crate::log!(
             Warn,
             "{}: joined {} parts left by an earlier run ({} bytes)",
             path.display(),
             joined.parts,
             joined.bytes
         ),
+        Ok(joined) if joined.parts > 0 => crate::log!(
+            Info,
+            "{}: dropped {} parts left by an earlier run (opened with O_TRUNC)",
+            path.display(),
+            joined.parts
+        ),
+        Ok(_) => {}
         Err(e) => crate::log!(Error, "{}: parts of an earlier run: {e}", path.display()),
     }
 }
@@ -160,7 +159,8 @@ pub fn open(resolved: &Target, flags: i32, mode: libc::mode_t) -> Outcome<(i32, 
         plan.policy.on_mismatch.name(),
         if placeholder { ", placeholder" } else { "" }
     );
-    let parts = plan.separate.then(|| Parts::new(me));
+    let rank = world::identity().map_or(0, |i| i.placement.rank);
+    let parts = plan.separate.then(|| Parts::new(world::run(), rank, me));
     Ok((
         fd,
         SharedFile::new(resolved, placeholder, flags, &plan, parts),

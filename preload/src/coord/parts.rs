@@ -1,10 +1,12 @@
 //! Distributed Separate Write in the preload: this replica's part file and
 //! index (see [`redio_core::join`] for the layout and the join), opened on
-//! the first write and closed after each join.
+//! the first write and closed after each join. The part is named by run,
+//! logical rank and replica, and held (locked) while it is open, so that
+//! neither another rank's join nor another run's open touches it.
 
 use crate::coord::faults::RealFile;
 use crate::sys::real;
-use redio_core::join::{index_path, part_path, Record};
+use redio_core::join::{self, index_path, rank_part_path, Record};
 use redio_protocols::{Errno, FileIo};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -13,6 +15,8 @@ use std::sync::Mutex;
 
 /// This replica's part of one file written with `distributed-separate`.
 pub struct Parts {
+    run: u64,
+    rank: u32,
     replica: u32,
     /// Descriptors of the part and its index, once the first write opened
     /// them.
@@ -20,9 +24,12 @@ pub struct Parts {
 }
 
 impl Parts {
-    /// The (not yet opened) part of `replica`.
-    pub fn new(replica: u32) -> Parts {
+    /// The (not yet opened) part of `replica` of logical rank `rank` in
+    /// run `run`.
+    pub fn new(run: u64, rank: u32, replica: u32) -> Parts {
         Parts {
+            run,
+            rank,
             replica,
             open: Mutex::new(None),
         }
@@ -43,8 +50,18 @@ impl Parts {
         if let Some(fds) = *open {
             return Ok(fds);
         }
-        let part = part_path(path, self.replica);
+        let part = rank_part_path(path, self.run, self.rank, self.replica);
         let part_fd = open_real(&part, libc::O_RDWR | libc::O_CREAT)?;
+        // Held while open: a join of another run leaves it alone.
+        match crate::sys::guard::inside(|| join::lock_part(part_fd)) {
+            Ok(true) => {}
+            Ok(false) => crate::log!(
+                Warn,
+                "{}: another process holds this part (redio join while the job runs?)",
+                part.display()
+            ),
+            Err(e) => crate::log!(Debug, "{}: no lock on the part: {e}", part.display()),
+        }
         let index_fd = match open_real(
             &index_path(&part),
             libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND,

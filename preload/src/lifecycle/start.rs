@@ -44,6 +44,7 @@ const TAG_REPLICA_SET: i32 = 0x7ed1;
 /// the replicated world; `wrappers` counts the generated `MPI_*` wrappers
 /// and those that translate a communicator, for the start-up log.
 pub fn init(init: impl FnOnce() -> std::ffi::c_int, wrappers: (usize, usize)) -> std::ffi::c_int {
+    crate::comm::handle::bind_predefined();
     crate::comm::flavour::check_or_exit();
     let rc = {
         let _inside = InsideMpi::enter();
@@ -53,9 +54,10 @@ pub fn init(init: impl FnOnce() -> std::ffi::c_int, wrappers: (usize, usize)) ->
         after_init();
         crate::log!(
             Debug,
-            "{} generated MPI_* wrappers, {} of them translate a communicator",
+            "{} generated MPI_* wrappers, {} of them translate a communicator; MPI from {}",
             wrappers.0,
-            wrappers.1
+            wrappers.1,
+            crate::sys::symbols::mpi_library_path().unwrap_or_default()
         );
         crate::ft::ulfm_probe::probe_if_asked();
     }
@@ -82,8 +84,12 @@ fn after_init() {
         Ok(Bootstrap::Ready {
             config_yaml,
             map_text,
+            run,
         }) => match Config::from_yaml_str(&config_yaml, "<from world rank 0>", &|_| None) {
-            Ok(config) => (config, map_text),
+            Ok(config) => {
+                world::set_run(run);
+                (config, map_text)
+            }
             Err(e) => stop_everyone(&format!("configuration from world rank 0: {e}")),
         },
         Ok(Bootstrap::Failed(message)) => stop_everyone(&message),
@@ -274,11 +280,30 @@ fn bootstrap() -> Vec<u8> {
             Ok(map_text) => Bootstrap::Ready {
                 config_yaml: config.to_yaml(),
                 map_text,
+                run: new_run_id(),
             },
             Err(message) => Bootstrap::Failed(message),
         },
     };
     packet.encode()
+}
+
+/// A random identity for this run (`getrandom`; the clock and the process
+/// id if that fails), never 0.
+fn new_run_id() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    let id = if n == bytes.len() as isize {
+        u64::from_le_bytes(bytes)
+    } else {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        // SAFETY: getpid has no preconditions.
+        now ^ (u64::from(unsafe { libc::getpid() } as u32) << 32)
+    };
+    id.max(1)
 }
 
 fn read_map_file(config: &Config) -> Result<String, String> {

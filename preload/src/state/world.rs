@@ -48,6 +48,21 @@ static REPLICA_WORLD: AtomicUsize = AtomicUsize::new(0);
 /// How many communicator arguments were redirected, for the final summary.
 static TRANSLATED: AtomicU64 = AtomicU64::new(0);
 
+/// This run's identity (from world rank 0's bootstrap packet); 0 before
+/// `MPI_Init`.
+static RUN: AtomicU64 = AtomicU64::new(0);
+
+/// Records this run's identity, the same in every process of the job.
+pub fn set_run(run: u64) {
+    RUN.store(run, Ordering::Relaxed);
+}
+
+/// This run's identity (names its Distributed Separate Write parts); 0
+/// before `MPI_Init`.
+pub fn run() -> u64 {
+    RUN.load(Ordering::Relaxed)
+}
+
 /// The real `MPI_COMM_WORLD` handle.
 #[inline]
 pub fn real_world() -> ffi::MPI_Comm {

@@ -4,7 +4,8 @@
 //! Rule: imports nothing from the crate outside `sys`.
 //!
 //! - [`real`]: the hooked functions' real versions (`real::write`, …);
-//! - [`symbols`]: finding functions with `dlsym(RTLD_NEXT)`;
+//! - [`symbols`]: finding functions with `dlsym`: the C library's after
+//!   libredio.so (`RTLD_NEXT`), MPI's in the one loaded MPI library;
 //! - [`guard`]: the thread-local marks "inside MPI" and "inside redio";
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`rawfs`]: raw-syscall file access for redio's own bookkeeping files;
