@@ -28,4 +28,5 @@ mod support;
 mod hdf5;
 mod mpiio;
 mod pnetcdf;
+mod python;
 mod stacks;

@@ -36,11 +36,24 @@ pub fn like_plain_and_written_once(
     degrees: &[u32],
     env: &[(&str, &str)],
 ) {
+    let command = [exe.display().to_string()];
+    command_like_plain_and_written_once(mpi, &command, name, degrees, env);
+}
+
+/// [`like_plain_and_written_once`] for a command with arguments before the
+/// area's (an interpreter and its script).
+pub fn command_like_plain_and_written_once(
+    mpi: Mpi,
+    program: &[String],
+    name: &str,
+    degrees: &[u32],
+    env: &[(&str, &str)],
+) {
     let plain_area = Area::new(&format!("{name}-plain"), false);
     let trace = plain_area.root.join("trace");
     let mut command = vec!["-n".to_string(), RANKS.to_string(), "strace".into()];
     command.extend(strace_prefix(&trace));
-    command.push(exe.display().to_string());
+    command.extend(program.iter().cloned());
     command.extend(plain_area.args());
     let mut launch = Launch::launcher(mpi, command).timeout(TIMEOUT);
     for (variable, value) in env {
@@ -63,7 +76,7 @@ pub fn like_plain_and_written_once(
         let area = Area::new(&format!("{name}-r{degree}"), true);
         let trace = area.root.join("trace");
         let mut args = strace_prefix(&trace);
-        args.push(exe.display().to_string());
+        args.extend(program.iter().cloned());
         let job = replicated(
             mpi,
             Path::new("strace"),
