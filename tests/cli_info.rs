@@ -34,6 +34,11 @@ fn info_reports_class_file_system_and_reason() {
         .map(|line| line.split_whitespace().collect())
         .collect();
     assert_eq!(lines.len(), 4, "{stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("MPI-IO") && stderr.contains("docs/io-stacks.md"),
+        "redio info says how MPI-IO is handled: {stderr}"
+    );
     // Columns: path, class, file system, read protocol, write protocol.
     assert_eq!(lines[0][1], "shared", "{stdout}");
     assert_eq!(

@@ -67,8 +67,16 @@ pub fn info(paths: &[PathBuf]) -> ExitCode {
             verdict.reason
         );
     }
+    eprintln!("{MPI_IO_NOTE}");
     ExitCode::SUCCESS
 }
+
+/// How MPI-IO is handled, printed under the table (on stderr, so that the
+/// table stays one line per path).
+pub const MPI_IO_NOTE: &str = "note: MPI-IO (MPI_File_*, and HDF5, PnetCDF, ADIOS over it) is \
+coordinated where it meets the file system: the MPI library's own reads and writes of a \
+shared path follow that path's protocols above, once for the replica set \
+(docs/io-stacks.md)";
 
 fn on_off(on: bool) -> &'static str {
     if on {
