@@ -7,11 +7,13 @@
 //! - [`route`]: which calls are coordinated, and the named reason
 //!   ([`route::Bypass`]) why the others pass through;
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
-//! - [`posix`], [`stdio`], [`aio`], [`unsupported`]: the hook handlers.
+//! - [`posix`], [`stdio`], [`aio`], [`fsinfo`], [`unsupported`]: the hook
+//!   handlers.
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
 pub mod aio;
+pub mod fsinfo;
 pub mod paths;
 pub mod posix;
 pub mod route;

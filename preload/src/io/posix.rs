@@ -51,7 +51,7 @@ fn on_file<T>(
 /// Routes a call on a path: `pass` gets the path to use for the real call
 /// (remapped per replica when `remap` applies); `managed` gets the resolved
 /// shared path.
-unsafe fn with_path<R>(
+pub(crate) unsafe fn with_path<R>(
     call: &str,
     dirfd: c_int,
     path: *const c_char,

@@ -26,6 +26,14 @@ pub type Stat = libc::stat;
 pub type Stat64 = libc::stat64;
 /// `struct statx`.
 pub type Statx = libc::statx;
+/// `struct statfs`.
+pub type StatFs = libc::statfs;
+/// `struct statfs64`.
+pub type StatFs64 = libc::statfs64;
+/// `struct statvfs`.
+pub type StatVfs = libc::statvfs;
+/// `struct statvfs64`.
+pub type StatVfs64 = libc::statvfs64;
 /// `struct aiocb` (the same layout as `struct aiocb64` on 64-bit Linux).
 pub type Aiocb = libc::aiocb;
 /// `struct sigevent`.
@@ -182,6 +190,15 @@ macro_rules! hooked_functions {
             fn fileno_unlocked(stream: *mut FILE) -> c_int => stdio::fileno;
             /// `fflush(3)`.
             fn fflush(stream: *mut FILE) -> c_int => stdio::fflush;
+
+            /// `statfs(2)`, on the remapped path.
+            fn statfs(path: *const c_char, buf: *mut StatFs) -> c_int => fsinfo::statfs;
+            /// `statfs64`.
+            fn statfs64(path: *const c_char, buf: *mut StatFs64) -> c_int => fsinfo::statfs;
+            /// `statvfs(3)`, on the remapped path.
+            fn statvfs(path: *const c_char, buf: *mut StatVfs) -> c_int => fsinfo::statfs;
+            /// `statvfs64`.
+            fn statvfs64(path: *const c_char, buf: *mut StatVfs64) -> c_int => fsinfo::statfs;
 
             /// `aio_read(3)`: done at once on coordinated files.
             fn aio_read(block: *mut Aiocb) -> c_int => aio::aio_read;

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""MPI-IO collective write and read under redio on the emulated NFS cluster
+(issue 18).
+
+benches/mpiio_loop.c (2 ranks, interleaved 1 MiB stripes through a vector
+file view, MPI_File_write_all + sync, then MPI_File_read_all of the same
+file after the page cache is dropped) runs under `redio run` in these
+variants, interleaved in every repetition (the order rotates):
+
+- none-r1: r=1, read and write protocol none (the plain program's I/O);
+- simple-r2: r=2, Simple Read and Simple Write (one replica writes); one
+  server only: with a server per replica, Simple Write fills replica 0's
+  copy alone (docs/protocols.md, "One server per replica");
+- auto-r2: r=2, read and write `auto` (Distributed Write and Distributed
+  Chunked Read where every replica has its own server).
+
+Each replica reaches the file through its own node's mount (remap of
+/redio-bench to ROOT/replica{replica}). Two cluster shapes: one NFS server
+for all (`shared`), and a server per replica (`separate`). Prints the
+median seconds, min-max and throughput relative to none-r1 of the same
+run, then the machine block.
+
+Usage (as root, after scripts/setup.sh and scripts/build.sh):
+  benches/mpiio.py [--reps 5] [--total-mib 32] [--rate 400mbit] [--topologies shared,separate]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from bench_cli import MiB, REDIO, ROOT, print_machine
+
+CLUSTER = os.path.join(ROOT, "cluster", "redio-cluster")
+VARIANTS = [  # name, degree, read, write
+    ("none-r1", 1, "none", "none"),
+    ("simple-r2", 2, "simple", "simple"),
+    ("auto-r2", 2, "auto", "auto"),
+]
+BLOCK = MiB
+
+
+def sh(args, **kw):
+    return subprocess.run(args, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def config(directory, name, root, read, write):
+    path = os.path.join(directory, f"{name}.yaml")
+    with open(path, "w") as f:
+        f.write("version: 1\nshared:\n  paths:\n    - /redio-bench\n")
+        for k in range(2):
+            f.write(f"    - {root}/replica{k}\n")
+        f.write(f"remap:\n  - prefix: /redio-bench\n    to: {root}/replica{{replica}}\n")
+        f.write(f"io:\n  read: {read}\n  write: {write}\n  chunk_size: 4MiB\n")
+    return path
+
+
+def drop_caches():
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def run(exe, cfg, degree, total, mode):
+    out = sh(["timeout", "300", REDIO, "run", "--mpi", "mpich", "-n", "2", "-r", str(degree),
+              "--config", cfg, "--", exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode])
+    line = next(l for l in out.splitlines() if l.startswith(mode + " "))
+    words = line.split()
+    if words[-1] != "1":
+        sys.exit(f"{mode} under {cfg}: the data read back differs: {line}")
+    return float(words[1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--total-mib", type=int, default=32, help="bytes per rank, MiB")
+    parser.add_argument("--rate", default="400mbit")
+    parser.add_argument("--topologies", default="shared,separate")
+    parser.add_argument("--root", default="/tmp/redio-mpiio")
+    args = parser.parse_args()
+    total = args.total_mib * MiB
+    work = tempfile.mkdtemp(prefix="redio-mpiio-")
+    exe = os.path.join(work, "mpiio_loop")
+    sh(["mpicc.mpich", "-O2", "-o", exe, os.path.join(ROOT, "benches", "mpiio_loop.c")])
+    rows = []
+    for topology in args.topologies.split(","):
+        sh([CLUSTER, "up", "--root", args.root, "--kind", "nfs", "--topology", topology,
+            "--replicas", "2", "--rate", args.rate])
+        try:
+            print(f"{topology}: " + sh([CLUSTER, "calibrate", "--root", args.root]).strip(), flush=True)
+            variants = [v for v in VARIANTS if topology == "shared" or v[0] != "simple-r2"]
+            configs = {name: config(work, f"{topology}-{name}", args.root, read, write)
+                       for name, _, read, write in variants}
+            times = {(name, mode): [] for name, *_ in variants for mode in ("write", "read")}
+            for rep in range(args.reps):
+                order = variants[rep % len(variants):] + variants[:rep % len(variants)]
+                for name, degree, _, _ in order:
+                    for k in range(degree):
+                        path = f"{args.root}/replica{k}/mpiio.dat"
+                        if os.path.exists(path):
+                            os.remove(path)
+                    times[(name, "write")].append(run(exe, configs[name], degree, total, "write"))
+                    drop_caches()
+                    times[(name, "read")].append(run(exe, configs[name], degree, total, "read"))
+                print(f"{topology}: repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
+            for mode in ("write", "read"):
+                base = statistics.median(times[("none-r1", mode)])
+                for name, degree, read, write in variants:
+                    t = times[(name, mode)]
+                    med = statistics.median(t)
+                    rows.append((topology, mode, name, med, min(t), max(t), 2 * total / MiB / med, base / med))
+        finally:
+            sh([CLUSTER, "down", "--root", args.root])
+    print(f"\n2 ranks x {args.total_mib} MiB, 1 MiB stripes, link {args.rate}, {args.reps} repetitions, "
+          "median (min-max); ratio = throughput / none-r1 of the same cluster\n")
+    print("| cluster | operation | variant | seconds | min-max | MiB/s | ratio to none-r1 |")
+    print("|---|---|---|---|---|---|---|")
+    for topology, mode, name, med, lo, hi, rate, ratio in rows:
+        shape = "one server" if topology == "shared" else "a server per replica"
+        print(f"| {shape} | {mode} | {name} | {med:.2f} | {lo:.2f}-{hi:.2f} | {rate:.1f} | {ratio:.2f} |")
+    print()
+    print_machine("mpich")
+
+
+if __name__ == "__main__":
+    main()
