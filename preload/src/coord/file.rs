@@ -83,6 +83,12 @@ impl SharedFile {
         self.offset.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The file offset as the application sees it (the real descriptor's
+    /// own offset does not move: redio reads and writes at offsets).
+    pub fn position(&self) -> u64 {
+        *self.offset()
+    }
+
     /// Status flags as the application set them.
     pub fn flags(&self) -> i32 {
         self.flags.load(Ordering::Relaxed)

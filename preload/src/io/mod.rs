@@ -6,11 +6,16 @@
 //!
 //! - [`route`]: which calls are coordinated, and the named reason
 //!   ([`route::Bypass`]) why the others pass through;
+//! - [`dispatch`]: a call on a descriptor or a path, coordinated or passed
+//!   through;
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
-//! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers.
+//! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers;
+//! - [`locks`]: `flock`, `fcntl` locks and `lockf` on managed descriptors.
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
+pub mod dispatch;
+pub mod locks;
 pub mod paths;
 pub mod posix;
 pub mod route;

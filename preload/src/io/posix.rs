@@ -15,79 +15,14 @@ use crate::coord::file::SharedFile;
 
 use crate::coord::round::Outcome;
 use crate::coord::table;
+use crate::io::dispatch::{int_result, on_descriptor, on_file, on_managed, with_path};
 use crate::io::paths;
-use crate::io::paths::Resolved;
 use crate::io::route;
 use crate::io::route::Bypass;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
 use redio_aligned::AlignedBuf;
 use std::ffi::CStr;
 use std::sync::Arc;
-
-/// Runs `op` on the managed file behind `fd`, or passes the call through.
-///
-/// After `MPI_Finalize` (a stream flushed at exit) the file is still served,
-/// by this replica alone ([`SharedFile`] knows when it cannot coordinate).
-fn on_file<T>(
-    call: &str,
-    fd: c_int,
-    op: impl FnOnce(&SharedFile) -> T,
-    real: impl FnOnce() -> T,
-) -> T {
-    let Some(file) = table::get(fd) else {
-        route::log_bypass(call, Bypass::Unmanaged, &fd);
-        return real();
-    };
-    match route::enter() {
-        Ok(_entered) => op(&file),
-        Err(Bypass::NotInitialised) => op(&file),
-        Err(reason) => {
-            route::log_bypass(call, reason, &fd);
-            real()
-        }
-    }
-}
-
-/// Routes a call on a path: `pass` gets the path to use for the real call
-/// (remapped per replica when `remap` applies); `managed` gets the resolved
-/// shared path.
-unsafe fn with_path<R>(
-    call: &str,
-    dirfd: c_int,
-    path: *const c_char,
-    pass: impl FnOnce(*const c_char) -> R,
-    managed: impl FnOnce(&Resolved) -> R,
-) -> R {
-    if path.is_null() {
-        return pass(path);
-    }
-    let raw = CStr::from_ptr(path);
-    let _entered = match route::enter() {
-        Ok(entered) => entered,
-        Err(reason) => {
-            route::log_bypass(call, reason, &raw.to_string_lossy());
-            return pass(path);
-        }
-    };
-    let resolved = paths::resolve(dirfd, raw);
-    match resolved.bypass() {
-        None => managed(&resolved),
-        Some(reason) => {
-            route::log_bypass(call, reason, &resolved.path.display());
-            pass(resolved.for_real_call(path))
-        }
-    }
-}
-
-fn int_result(outcome: Outcome<()>) -> c_int {
-    match outcome {
-        Ok(()) => 0,
-        Err(errno) => {
-            set_errno(errno);
-            -1
-        }
-    }
-}
 
 fn size_result(outcome: Outcome<usize>) -> ssize_t {
     match outcome {
@@ -591,7 +526,7 @@ pub unsafe fn dup3(
 
 /// `fcntl`, `fcntl64`: duplicates share the managed file; the status flags
 /// are the application's, the same on every replica (a placeholder
-/// descriptor has its own).
+/// descriptor has its own); locks are the leader's ([`crate::io::locks`]).
 pub unsafe fn fcntl(
     real: unsafe fn(c_int, c_int, c_ulong) -> c_int,
     fd: c_int,
@@ -623,20 +558,14 @@ pub unsafe fn fcntl(
             },
             || real(fd, cmd, arg),
         ),
-        _ => real(fd, cmd, arg),
+        _ => match crate::coord::lock::fcntl_lock(cmd) {
+            Some(kind) => crate::io::locks::fcntl(real, fd, cmd, arg, kind),
+            None => real(fd, cmd, arg),
+        },
     }
 }
 
 // --- sync, truncate, stat, names -------------------------------------------
-
-fn on_managed(
-    call: &str,
-    fd: c_int,
-    op: impl FnOnce(&SharedFile) -> Outcome<()>,
-    real: impl FnOnce() -> c_int,
-) -> c_int {
-    on_file(call, fd, |file| int_result(op(file)), real)
-}
 
 /// `fsync`.
 pub unsafe fn fsync(real: unsafe fn(c_int) -> c_int, fd: c_int) -> c_int {
@@ -749,12 +678,6 @@ pub unsafe fn lxstat<T>(
     stat_path("__lxstat", libc::AT_FDCWD, path, buf, |p, b| {
         real(version, p, b)
     })
-}
-
-/// True when an `*at` call with this path and flags means "the descriptor
-/// itself" (`AT_EMPTY_PATH` with an empty path).
-unsafe fn on_descriptor(path: *const c_char, flags: c_int) -> bool {
-    flags & libc::AT_EMPTY_PATH != 0 && !path.is_null() && *path == 0
 }
 
 /// `fstatat`, `fstatat64`.

@@ -157,6 +157,12 @@ macro_rules! hooked_functions {
             fn unlink(path: *const c_char) -> c_int => posix::unlink;
             /// `rename(2)`.
             fn rename(from: *const c_char, to: *const c_char) -> c_int => posix::rename;
+            /// `flock(2)`: taken once, by the leader, on a managed descriptor.
+            fn flock(fd: c_int, operation: c_int) -> c_int => locks::flock;
+            /// `lockf(3)`: glibc's calls `fcntl` internally, past the hook.
+            fn lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int => locks::lockf;
+            /// `lockf64`.
+            fn lockf64(fd: c_int, cmd: c_int, len: off64_t) -> c_int => locks::lockf;
 
             /// `fopen(3)`.
             fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE => stdio::fopen;
