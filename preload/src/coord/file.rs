@@ -344,6 +344,13 @@ impl SharedFile {
         Ok(target)
     }
 
+    /// A metadata call on this file's descriptor (`fchmod`, `fchown`,
+    /// `futimens`), once, by the leader; the same result everywhere.
+    pub fn on_leader_fd(&self, what: &str, call: impl FnMut() -> i32) -> Outcome<()> {
+        main_thread_only(what, &self.display())?;
+        leader_call(operation(what, self.app_path.display(), 0, 0), call)
+    }
+
     /// `ftruncate`, once, by the leader.
     pub fn truncate(&self, fd: i32, length: i64) -> Outcome<()> {
         main_thread_only("ftruncate", &self.display())?;

@@ -10,12 +10,15 @@
 //!   through;
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
 //! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers;
-//! - [`locks`]: `flock`, `fcntl` locks and `lockf` on managed descriptors.
+//! - [`locks`]: `flock`, `fcntl` locks and `lockf` on managed descriptors;
+//! - [`names`]: name and attribute calls on paths (`mkdir`, `rmdir`,
+//!   `access`, `link`, `chmod`, `truncate`, …).
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
 pub mod dispatch;
 pub mod locks;
+pub mod names;
 pub mod paths;
 pub mod posix;
 pub mod route;
