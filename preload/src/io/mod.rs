@@ -12,10 +12,12 @@
 //! - [`posix`], [`stdio`], [`unsupported`]: the hook handlers;
 //! - [`locks`]: `flock`, `fcntl` locks and `lockf` on managed descriptors;
 //! - [`names`]: name and attribute calls on paths (`mkdir`, `rmdir`,
-//!   `access`, `link`, `chmod`, `truncate`, …).
+//!   `access`, `link`, `chmod`, `truncate`, …);
+//! - [`dirs`]: directory listings (`opendir`, `readdir`, `closedir`).
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
+pub mod dirs;
 pub mod dispatch;
 pub mod locks;
 pub mod names;

@@ -17,8 +17,8 @@
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 pub use libc::{
-    c_char, c_int, c_uint, c_ulong, c_void, dev_t, gid_t, iovec, mode_t, off64_t, off_t, size_t,
-    ssize_t, timespec, timeval, uid_t, utimbuf, FILE,
+    c_char, c_int, c_uint, c_ulong, c_void, dev_t, dirent, dirent64, gid_t, iovec, mode_t, off64_t,
+    off_t, size_t, ssize_t, timespec, timeval, uid_t, utimbuf, DIR, FILE,
 };
 
 /// `struct stat`, as the hook list names it.
@@ -223,6 +223,19 @@ macro_rules! hooked_functions {
             fn lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int => locks::lockf;
             /// `lockf64`.
             fn lockf64(fd: c_int, cmd: c_int, len: off64_t) -> c_int => locks::lockf;
+
+            /// `opendir(3)`: a shared directory is listed by the leader.
+            fn opendir(path: *const c_char) -> *mut DIR => dirs::opendir;
+            /// `fdopendir(3)`.
+            fn fdopendir(fd: c_int) -> *mut DIR => dirs::fdopendir;
+            /// `readdir(3)`.
+            fn readdir(dir: *mut DIR) -> *mut dirent => dirs::readdir;
+            /// `readdir64`.
+            fn readdir64(dir: *mut DIR) -> *mut dirent64 => dirs::readdir64;
+            /// `rewinddir(3)`.
+            fn rewinddir(dir: *mut DIR) -> () => dirs::rewinddir;
+            /// `closedir(3)`.
+            fn closedir(dir: *mut DIR) -> c_int => dirs::closedir;
 
             /// `fopen(3)`.
             fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE => stdio::fopen;
