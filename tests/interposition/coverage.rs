@@ -49,7 +49,7 @@ const COVERAGE: &[&str] = &[
     "lstat", "lstat64", "fstatat", "fstatat64", "statx", "__fxstat", "__xstat", "__lxstat",
     "__fxstat64", "__xstat64", "__lxstat64", "unlink", "rename",
     // directories, names and attributes (issue 18)
-    "mkdir", "mkdirat", "rmdir", "unlinkat", "renameat", "renameat2", "access", "faccessat",
+    "mkdir", "mkdirat", "rmdir", "remove", "mkfifo", "mkfifoat", "unlinkat", "renameat", "renameat2", "access", "faccessat",
     "eaccess", "euidaccess", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
     "chmod", "fchmod", "fchmodat", "chown", "lchown", "fchown", "fchownat", "utime", "utimes",
     "utimensat", "futimens", "truncate", "opendir", "fdopendir", "readdir", "rewinddir",

@@ -152,17 +152,26 @@ pub(crate) fn agree_on_outcome(op: Operation, mine: Outcome<()>) -> Outcome<()> 
 
 /// True when `errno` from name operation `kind`, run again after a
 /// fail-over, means the failed leader already did it: the source is gone
-/// (`unlink`, `rename`, `rmdir`) or the name exists (`mkdir`, `link`,
-/// `symlink`, `mknod`).
+/// (`unlink`, `remove`, `rename`, `rmdir`) or the name exists (`mkdir`,
+/// `link`, `symlink`, `mknod`, `mkfifo`).
 pub fn done_by_failed_leader(kind: &str, errno: Errno) -> bool {
     match errno {
         libc::ENOENT => matches!(
             kind,
-            "unlink" | "unlinkat" | "rename" | "renameat" | "rmdir"
+            "unlink" | "unlinkat" | "remove" | "rename" | "renameat" | "rmdir"
         ),
         libc::EEXIST => matches!(
             kind,
-            "mkdir" | "mkdirat" | "link" | "linkat" | "symlink" | "symlinkat" | "mknod" | "mknodat"
+            "mkdir"
+                | "mkdirat"
+                | "link"
+                | "linkat"
+                | "symlink"
+                | "symlinkat"
+                | "mknod"
+                | "mknodat"
+                | "mkfifo"
+                | "mkfifoat"
         ),
         _ => false,
     }
@@ -260,7 +269,9 @@ mod tests {
 
     #[test]
     fn a_redone_name_operation_forgives_only_the_trace_of_its_first_run() {
-        for kind in ["unlink", "unlinkat", "rename", "renameat", "rmdir"] {
+        for kind in [
+            "unlink", "unlinkat", "remove", "rename", "renameat", "rmdir",
+        ] {
             assert!(done_by_failed_leader(kind, libc::ENOENT), "{kind}");
             assert!(!done_by_failed_leader(kind, libc::EEXIST), "{kind}");
         }

@@ -128,6 +128,32 @@ pub unsafe fn rmdir(real: unsafe fn(*const c_char) -> c_int, path: *const c_char
     on_path("rmdir", libc::AT_FDCWD, path, |p| real(p))
 }
 
+/// `remove(3)`: glibc's calls `unlink` (then `rmdir`) internally, past the
+/// hooks, so it is coordinated as a whole.
+pub unsafe fn remove(real: unsafe fn(*const c_char) -> c_int, path: *const c_char) -> c_int {
+    on_path("remove", libc::AT_FDCWD, path, |p| real(p))
+}
+
+/// `mkfifo(3)`: glibc's makes the FIFO with `mknodat` internally, past the
+/// hook.
+pub unsafe fn mkfifo(
+    real: unsafe fn(*const c_char, mode_t) -> c_int,
+    path: *const c_char,
+    mode: mode_t,
+) -> c_int {
+    on_path("mkfifo", libc::AT_FDCWD, path, |p| real(p, mode))
+}
+
+/// `mkfifoat(3)`.
+pub unsafe fn mkfifoat(
+    real: unsafe fn(c_int, *const c_char, mode_t) -> c_int,
+    dirfd: c_int,
+    path: *const c_char,
+    mode: mode_t,
+) -> c_int {
+    on_path("mkfifoat", dirfd, path, |p| real(dirfd, p, mode))
+}
+
 /// `unlinkat` (also `rmdir` with `AT_REMOVEDIR`).
 pub unsafe fn unlinkat(
     real: unsafe fn(c_int, *const c_char, c_int) -> c_int,

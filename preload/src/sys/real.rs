@@ -164,6 +164,12 @@ macro_rules! hooked_functions {
             fn renameat2(from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char, flags: c_uint) -> c_int => names::renameat2;
             /// `unlinkat(2)`, also `rmdir` with `AT_REMOVEDIR`.
             fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int => names::unlinkat;
+            /// `remove(3)`: glibc's calls `unlink`/`rmdir` internally, past the hooks.
+            fn remove(path: *const c_char) -> c_int => names::remove;
+            /// `mkfifo(3)`: glibc's calls `mknodat` internally, past the hook.
+            fn mkfifo(path: *const c_char, mode: mode_t) -> c_int => names::mkfifo;
+            /// `mkfifoat(3)`.
+            fn mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int => names::mkfifoat;
             /// `mkdir(2)`.
             fn mkdir(path: *const c_char, mode: mode_t) -> c_int => names::mkdir;
             /// `mkdirat(2)`.

@@ -3,8 +3,8 @@
  * os.makedirs(exist_ok=True) does it: mkdir, and on EEXIST stat), then stat,
  * a file created inside, a directory listing, rmdir of an empty directory,
  * and the other name and attribute calls (access, faccessat, eaccess,
- * mknod, symlink, link, chmod, chown, utime, utimensat, truncate,
- * unlinkat, renameat, renameat2, fdopendir).
+ * mknod, mkfifo, remove, symlink, link, chmod, chown, utime, utimensat,
+ * truncate, unlinkat, renameat, renameat2, fdopendir).
  *
  * Usage: io_dirs SHARED_DIR LOCAL_DIR
  *
@@ -194,6 +194,11 @@ static void directories(const char *root) {
     DO("unlinkat moved", unlinkat(AT_FDCWD, moved, 0));
     DO("unlinkat moved again", unlinkat(AT_FDCWD, moved, 0));
     DO("unlink fifo", unlink(fifo));
+    DO("mkfifo", mkfifo(fifo, 0600));
+    DO("mkfifo again", mkfifo(fifo, 0600));
+    DO("mkfifoat", mkfifoat(AT_FDCWD, fifo, 0600));
+    DO("remove fifo", remove(fifo));
+    DO("remove fifo again", remove(fifo));
     DO("unlink sym", unlink(sym));
 
     /* Attributes: chmod, fchmod, fchmodat, chown, lchown, fchown,
