@@ -318,3 +318,54 @@ fn python_makedirs_listdir_rmtree_openmpi() {
         assert_like_plain_but_races(&plain, &job, degree, &what);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Locks across a fail-over.
+
+pub const LOCKFAIL: &str = "io/io_lockfail.c";
+
+/// The measured limit of docs/interposition.md ("Locks"): rank 0's leader
+/// (world rank 0) takes [0,10), then dies right after taking [100,10) in
+/// operation 3. The kernel drops the dead leader's locks with its
+/// descriptors; the new leader runs operation 3 again and so holds
+/// [100,10), but nobody takes [0,10) again: rank 1 gets it, where a plain
+/// run (and a run without the death) answers EAGAIN.
+#[test]
+fn a_leaders_earlier_locks_die_with_it_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, LOCKFAIL, Flavour::Fortify);
+    let plain = reference(mpi, LOCKFAIL, Flavour::Fortify, &[]);
+    let expect = |out: &str, zero_ten: &str, hundred: &str| {
+        for (line, result) in [
+            ("F_SETLK [0,10) held by rank 0", zero_ten),
+            ("F_SETLK [100,10) held by rank 0", hundred),
+        ] {
+            assert!(
+                out.contains(&format!("shared {line}: {result}\n")),
+                "expected '{line}: {result}' in:\n{out}"
+            );
+        }
+    };
+    expect(&plain.job.ranks[&1], "-1 EAGAIN", "-1 EAGAIN");
+    let area = Area::new("mpich-lockfail-r2", true);
+    let job = replicated(
+        mpi,
+        &exe,
+        &area,
+        (2, "block"),
+        &[],
+        &[("REDIO_TEST_DIE", "0:3:exit:1")],
+    );
+    check_success(
+        &job,
+        "io_lockfail r=2, leader of rank 0 dies in operation 3",
+    );
+    assert!(
+        !crate::support::lines_with(&job.stderr, &["failed during operation 3", "fcntl"])
+            .is_empty(),
+        "the leader must die in the lock call (operation 3):\n{}",
+        job.stderr
+    );
+    // World rank 3: replica 1 of rank 1, the survivor that asks.
+    expect(&job.ranks[&3], "0", "-1 EAGAIN");
+}
