@@ -369,3 +369,69 @@ fn a_leaders_earlier_locks_die_with_it_mpich() {
     // World rank 3: replica 1 of rank 1, the survivor that asks.
     expect(&job.ranks[&3], "0", "-1 EAGAIN");
 }
+
+// ---------------------------------------------------------------------------
+// Storage per replica.
+
+/// Every path under `dir`, relative to it, sorted (directories end in `/`).
+fn tree_of(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = path.strip_prefix(root).unwrap().display().to_string();
+            if entry.file_type().unwrap().is_dir() {
+                out.push(format!("{name}/"));
+                walk(root, &path, out);
+            } else {
+                out.push(name);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// With storage per replica (`remap` sends each replica's shared path to
+/// its own directory), every replica makes each name call on its own copy
+/// and all return the first failure in replica order; a listing through a
+/// descriptor (`fdopendir`) is announced with the application's path, not
+/// the remapped one. Every replica prints the plain run's lines, and every
+/// copy ends up with the plain run's tree.
+#[test]
+fn name_calls_on_storage_per_replica_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, DIRS, Flavour::Fortify);
+    let plain = reference(mpi, DIRS, Flavour::Fortify, &[]);
+    for degree in DEGREES {
+        let what = format!("io_dirs with a copy per replica, r={degree}");
+        let area = Area::new(&format!("mpich-dirs-copies-r{degree}"), true);
+        let copies = area.root.join("copies");
+        for replica in 0..degree {
+            std::fs::create_dir_all(copies.join(format!("r{replica}"))).unwrap();
+        }
+        let yaml = format!(
+            "version: 1\n\
+             shared:\n  paths: [\"{shared}\", \"{copies}\"]\n\
+             remap:\n  - prefix: \"{shared}\"\n    to: \"{copies}/r{{replica}}\"\n\
+             \x20 - prefix: \"{local}\"\n    to: \"{local}/r{{replica}}\"\n\
+             io: {{read: simple, write: none}}\n",
+            shared = area.shared.display(),
+            copies = copies.display(),
+            local = area.local.display(),
+        );
+        std::fs::write(&area.config, yaml).unwrap();
+        let job = replicated(mpi, &exe, &area, (degree, "block"), &[], &[]);
+        check_success(&job, &what);
+        assert_like_plain_but_races(&plain.job, &job, degree, &what);
+        let expected = tree_of(&plain.area.shared);
+        for replica in 0..degree {
+            assert_eq!(
+                tree_of(&copies.join(format!("r{replica}"))),
+                expected,
+                "{what}: the copy of replica {replica} differs from the plain run's tree"
+            );
+        }
+    }
+}

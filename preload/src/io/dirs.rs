@@ -95,7 +95,8 @@ pub unsafe fn opendir(real: unsafe fn(*const c_char) -> *mut DIR, path: *const c
 }
 
 /// `fdopendir`: a descriptor of a shared directory (`open(O_DIRECTORY)`
-/// passes through, so it is found by its path in `/proc/self/fd`).
+/// passes through, so it is found by its path in `/proc/self/fd`, mapped
+/// back through `remap`).
 pub unsafe fn fdopendir(real: unsafe fn(c_int) -> *mut DIR, fd: c_int) -> *mut DIR {
     let Ok(_entered) = route::enter() else {
         return real(fd);
@@ -103,10 +104,7 @@ pub unsafe fn fdopendir(real: unsafe fn(c_int) -> *mut DIR, fd: c_int) -> *mut D
     let Ok(link) = std::fs::read_link(format!("/proc/self/fd/{fd}")) else {
         return real(fd);
     };
-    let Ok(c_link) = CString::new(link.into_os_string().into_encoded_bytes()) else {
-        return real(fd);
-    };
-    let resolved = paths::resolve(libc::AT_FDCWD, &c_link);
+    let resolved = paths::resolve_real(&link);
     if let Some(reason) = resolved.bypass() {
         route::log_bypass("fdopendir", reason, &resolved.path.display());
         return real(fd);

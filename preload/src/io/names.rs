@@ -19,37 +19,41 @@
 
 use crate::coord::round;
 use crate::io::dispatch::{int_result, on_descriptor, on_managed, with_path};
-use crate::io::paths::{self, Resolved};
+use crate::io::paths;
 use crate::io::route::{self, Bypass};
 use crate::sys::errno::errno;
 use libc::{c_char, c_int, dev_t, gid_t, mode_t, timespec, timeval, uid_t, utimbuf};
 use std::ffi::CStr;
 
-/// Runs `call` (given the path for the real call) for a shared path:
-/// once, on the leader, or on every replica's own copy and agreed.
-unsafe fn name_call(
+/// Runs the name call `call` on a shared path (`subject`, as the
+/// application named it): once, on the leader, or with storage per replica
+/// on every replica's own copy, agreed (the first failure in replica
+/// order).
+fn name_call(
     what: &str,
-    resolved: &Resolved,
-    mut call: impl FnMut(*const c_char) -> c_int,
+    subject: &std::path::Path,
+    per_replica: bool,
+    mut call: impl FnMut() -> c_int,
 ) -> c_int {
-    let c_path = resolved.c_path.as_ptr();
-    if resolved.per_replica {
-        if let Err(errno) = round::main_thread_only(what, &resolved.app_path.display()) {
+    if per_replica {
+        if let Err(errno) = round::main_thread_only(what, &subject.display()) {
             return int_result(Err(errno));
         }
-        let rc = call(c_path);
+        let rc = call();
         let mine = if rc < 0 { Err(errno()) } else { Ok(()) };
-        let op = round::operation(what, resolved.app_path.display(), 0, 0);
+        let op = round::operation(what, subject.display(), 0, 0);
         return int_result(round::agree_on_outcome(op, mine));
     }
-    int_result(round::name_on_leader(what, &resolved.app_path, || {
-        call(c_path)
-    }))
+    int_result(round::name_on_leader(what, subject, call))
 }
 
 /// A call on one path relative to `dirfd`: coordinated on a shared path,
-/// passed through otherwise.
-unsafe fn on_path(
+/// passed through otherwise (`real` gets the path for the real call).
+///
+/// # Safety
+/// `path` is null or a NUL-terminated string; `real` is safe to call with
+/// it or with the resolved path.
+pub unsafe fn on_path(
     what: &str,
     dirfd: c_int,
     path: *const c_char,
@@ -61,14 +65,23 @@ unsafe fn on_path(
         dirfd,
         path,
         |p| (real.borrow_mut())(p),
-        |resolved| name_call(what, resolved, |p| (real.borrow_mut())(p)),
+        |resolved| {
+            let c_path = resolved.c_path.as_ptr();
+            name_call(what, &resolved.app_path, resolved.per_replica, || {
+                (real.borrow_mut())(c_path)
+            })
+        },
     )
 }
 
-/// A call on two paths (`link`, `renameat`): coordinated when either is
-/// shared, with the paths for the real call (remapped where `remap`
-/// applies).
-unsafe fn on_two_paths(
+/// A call on two paths (`rename`, `link`, `renameat`): coordinated when
+/// either is shared, with the paths for the real call (remapped where
+/// `remap` applies).
+///
+/// # Safety
+/// `from` and `to` are null or NUL-terminated strings; `real` is safe to
+/// call with them or with the resolved paths.
+pub unsafe fn on_two_paths(
     what: &str,
     (from_dir, from): (c_int, *const c_char),
     (to_dir, to): (c_int, *const c_char),
@@ -93,9 +106,8 @@ unsafe fn on_two_paths(
         } else {
             &target.app_path
         };
-        int_result(round::name_on_leader(what, subject, || {
-            real(from_path, to_path)
-        }))
+        let per_replica = source.per_replica || target.per_replica;
+        name_call(what, subject, per_replica, || real(from_path, to_path))
     } else {
         route::log_bypass(what, Bypass::NodeLocal, &source.path.display());
         real(from_path, to_path)

@@ -16,12 +16,9 @@ use crate::coord::file::SharedFile;
 use crate::coord::round::Outcome;
 use crate::coord::table;
 use crate::io::dispatch::{int_result, on_descriptor, on_file, on_managed, with_path};
-use crate::io::paths;
-use crate::io::route;
-use crate::io::route::Bypass;
+use crate::io::names;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
 use redio_aligned::AlignedBuf;
-use std::ffi::CStr;
 use std::sync::Arc;
 
 fn size_result(outcome: Outcome<usize>) -> ssize_t {
@@ -745,47 +742,23 @@ pub unsafe fn statx(
     })
 }
 
-/// `unlink`: once, by the leader, on a shared path.
+/// `unlink`: once, by the leader, on a shared path (with storage per
+/// replica, on every replica's copy).
 pub unsafe fn unlink(real: unsafe fn(*const c_char) -> c_int, path: *const c_char) -> c_int {
-    with_path(
-        "unlink",
-        libc::AT_FDCWD,
-        path,
-        |p| real(p),
-        |resolved| {
-            let c_path = resolved.c_path.as_c_str();
-            int_result(round::name_on_leader("unlink", &resolved.app_path, || {
-                real(c_path.as_ptr())
-            }))
-        },
-    )
+    names::on_path("unlink", libc::AT_FDCWD, path, |p| real(p))
 }
 
-/// `rename`: once, by the leader, when either path is shared.
+/// `rename`: once, by the leader, when either path is shared (with storage
+/// per replica, on every replica's copy).
 pub unsafe fn rename(
     real: unsafe fn(*const c_char, *const c_char) -> c_int,
     from: *const c_char,
     to: *const c_char,
 ) -> c_int {
-    if from.is_null() || to.is_null() {
-        return real(from, to);
-    }
-    let _entered = match route::enter() {
-        Ok(entered) => entered,
-        Err(reason) => {
-            route::log_bypass("rename", reason, &CStr::from_ptr(from).to_string_lossy());
-            return real(from, to);
-        }
-    };
-    let source = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(from));
-    let target = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(to));
-    let (from_path, to_path) = (source.for_real_call(from), target.for_real_call(to));
-    if source.bypass().is_none() || target.bypass().is_none() {
-        int_result(round::name_on_leader("rename", &source.app_path, || {
-            real(from_path, to_path)
-        }))
-    } else {
-        route::log_bypass("rename", Bypass::NodeLocal, &source.path.display());
-        real(from_path, to_path)
-    }
+    names::on_two_paths(
+        "rename",
+        (libc::AT_FDCWD, from),
+        (libc::AT_FDCWD, to),
+        |f, t| real(f, t),
+    )
 }
