@@ -17,10 +17,13 @@ use redio::topology::{LayoutKind, Topology};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The test programs, under `tests/programs/`.
+/// Directories and name calls, with a `mkdir -p` race (under `tests/programs/`).
 pub const DIRS: &str = "io/io_dirs.c";
+/// Locks with conflicts between ranks.
 pub const LOCKS: &str = "io/io_locks.c";
+/// Serial HDF5, one file per rank.
 pub const HDF5: &str = "io/io_hdf5.c";
+/// Python's directory helpers through mpi4py.
 pub const PY_DIRS: &str = "py/dirs.py";
 
 const DEGREES: [u32; 2] = [2, 3];
@@ -322,6 +325,7 @@ fn python_makedirs_listdir_rmtree_openmpi() {
 // ---------------------------------------------------------------------------
 // Locks across a fail-over.
 
+/// Locks across a fail-over.
 pub const LOCKFAIL: &str = "io/io_lockfail.c";
 
 /// The measured limit of docs/interposition.md ("Locks"): rank 0's leader
