@@ -14,6 +14,7 @@ packages=(
   libhdf5-mpich-dev libhdf5-openmpi-dev  # parallel and serial HDF5 programs under redio (tests/io_stacks)
   libpnetcdf-dev                # PnetCDF (built against Open MPI 4.1 by Debian)
   python3-mpi4py                # Python programs under redio (Debian's mpi4py uses Open MPI 4.1)
+  hdf5-tools                    # h5dump: the HDF5 files written under redio open (tests/interposition/stacks.rs)
 )
 
 missing=()

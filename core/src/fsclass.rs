@@ -172,6 +172,22 @@ pub fn remap(config: &Config, path: &Path, replica: u32, rank: u32) -> Option<Pa
     })
 }
 
+/// The inverse of [`remap`]: the path as the application names it, for a
+/// real path inside this replica's target of a `remap` entry (`None`:
+/// none applies). A descriptor's path in `/proc/self/fd` is the real one;
+/// this gives back the name every replica shares.
+pub fn unremap(config: &Config, path: &Path, replica: u32, rank: u32) -> Option<PathBuf> {
+    config.remap.iter().find_map(|entry| {
+        let target = crate::config::expand_placeholders(&entry.to, replica, rank);
+        let rest = path.strip_prefix(&target).ok()?;
+        Some(if rest.as_os_str().is_empty() {
+            PathBuf::from(&entry.prefix)
+        } else {
+            Path::new(&entry.prefix).join(rest)
+        })
+    })
+}
+
 /// mountinfo escapes space, tab, newline and backslash as `\ooo`.
 fn unescape_octal(field: &str) -> String {
     let mut out = Vec::with_capacity(field.len());
@@ -306,6 +322,34 @@ bad line
         assert_eq!(remap("/local/x"), Some(PathBuf::from("/local/r1/x")));
         assert_eq!(remap("/local/r1/x"), None, "already this replica's path");
         assert_eq!(remap("/local/r1"), None);
+    }
+
+    #[test]
+    fn unremap_gives_back_the_applications_name() {
+        let cfg = Config {
+            remap: vec![crate::config::Remap {
+                prefix: "/scratch".into(),
+                to: "/mnt/r{replica}/n{rank}".into(),
+            }],
+            ..Config::default()
+        };
+        for path in ["/scratch/a/b", "/scratch"] {
+            let real = remap(&cfg, Path::new(path), 2, 5).unwrap();
+            assert_eq!(unremap(&cfg, &real, 2, 5), Some(PathBuf::from(path)));
+        }
+        assert_eq!(unremap(&cfg, Path::new("/mnt/r1/n5/a"), 2, 5), None);
+        assert_eq!(unremap(&cfg, Path::new("/other"), 2, 5), None);
+        let nested = Config {
+            remap: vec![crate::config::Remap {
+                prefix: "/local".into(),
+                to: "/local/r{replica}".into(),
+            }],
+            ..Config::default()
+        };
+        assert_eq!(
+            unremap(&nested, Path::new("/local/r1/x"), 1, 0),
+            Some(PathBuf::from("/local/x"))
+        );
     }
 
     #[test]

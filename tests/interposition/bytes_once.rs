@@ -16,7 +16,7 @@ const TRACED: [&str; 5] = ["write", "pwrite64", "writev", "pwritev", "pwritev2"]
 
 /// `strace … -o <dir>/t` before the program: one trace file per process
 /// and thread (`-ff`), fds shown with their paths (`-y`), no data (`-s 0`).
-fn strace_prefix(dir: &Path) -> Vec<String> {
+pub(crate) fn strace_prefix(dir: &Path) -> Vec<String> {
     std::fs::create_dir_all(dir).unwrap();
     let mut args: Vec<String> = [
         "-f",
@@ -38,7 +38,7 @@ fn strace_prefix(dir: &Path) -> Vec<String> {
 
 /// A replicated run like [`replicated`] (block layout), every process under
 /// strace: the job and the directory of its traces, `<area>/trace`.
-fn replicated_under_strace(
+pub(crate) fn replicated_under_strace(
     mpi: Mpi,
     exe: &Path,
     area: &Area,
@@ -62,7 +62,7 @@ fn replicated_under_strace(
 /// Sums, per file under `shared`, the byte counts returned by successful
 /// write calls in the traces under `dir`. Lines look like
 /// `pwrite64(5</area/shared/posix.0.dat>, ""..., 500, 1500) = 500`.
-fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
+pub(crate) fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
     let prefix = format!("{}/", shared.display());
     let mut bytes = BTreeMap::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

@@ -4,6 +4,7 @@
 //! through hooked calls.
 
 use crate::common::{self, compile_flavour, Flavour, Launch, Mpi};
+use crate::stacks::{DIRS, LOCKS};
 use crate::support::{
     check_success, stem, Area, CHILD, FAULTS, FSTREAM, POSIX, STDIO, THREADS, TIMEOUT, UNSUPPORTED,
 };
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every program and the flavours it is compiled in.
-const PROGRAMS: [(&str, Flavour); 12] = [
+const PROGRAMS: [(&str, Flavour); 16] = [
     (POSIX, Flavour::O0),
     (POSIX, Flavour::Fortify),
     (POSIX, Flavour::Fortify64),
@@ -25,6 +26,10 @@ const PROGRAMS: [(&str, Flavour); 12] = [
     (FAULTS, Flavour::Fortify),
     (UNSUPPORTED, Flavour::O0),
     (UNSUPPORTED, Flavour::Fortify64),
+    (DIRS, Flavour::Fortify),
+    (DIRS, Flavour::Fortify64),
+    (LOCKS, Flavour::Fortify),
+    (LOCKS, Flavour::Fortify64),
 ];
 
 /// Every entry point of the issue's coverage list, each called by at least
@@ -43,6 +48,14 @@ const COVERAGE: &[&str] = &[
     "fsync", "fdatasync", "ftruncate", "ftruncate64", "fstat", "fstat64", "stat", "stat64",
     "lstat", "lstat64", "fstatat", "fstatat64", "statx", "__fxstat", "__xstat", "__lxstat",
     "__fxstat64", "__xstat64", "__lxstat64", "unlink", "rename",
+    // directories, names and attributes (issue 18)
+    "mkdir", "mkdirat", "rmdir", "remove", "mkfifo", "mkfifoat", "unlinkat", "renameat", "renameat2", "access", "faccessat",
+    "eaccess", "euidaccess", "mknod", "mknodat", "symlink", "symlinkat", "link", "linkat",
+    "chmod", "fchmod", "fchmodat", "chown", "lchown", "fchown", "fchownat", "utime", "utimes",
+    "utimensat", "futimens", "truncate", "opendir", "fdopendir", "readdir", "rewinddir",
+    "closedir",
+    // locks (issue 18; fcntl's lock commands go through fcntl)
+    "flock", "lockf",
     // stdio streams
     "fopen", "fopen64", "fdopen", "freopen", "freopen64", "fclose", "fileno", "fflush",
     // stdio served through the streams (not hooked themselves)
@@ -67,6 +80,8 @@ const ALSO_HOOKED: &[&str] = &[
     "__openat64_2", "fcntl64", "preadv64", "pwritev64", "preadv64v2", "pwritev64v2",
     // the other stat compatibility entry points
     "__fxstatat", "__fxstatat64",
+    // _FILE_OFFSET_BITS=64 variants of the issue 18 calls
+    "truncate64", "readdir64", "lockf64",
     // refused on managed files
     "mmap", "mmap64", "sendfile", "sendfile64", "copy_file_range", "splice",
 ];

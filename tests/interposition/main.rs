@@ -32,7 +32,9 @@
 //! plain run, per MPI, degree and layout; every protocol pair), `bytes_once`
 //! (the bytes that reach the shared files, counted with strace), `faults`
 //! (injected faults, errno agreement, divergence), `threads` (threads,
-//! children, refused calls) and `coverage` (hook coverage). `support` holds
+//! children, refused calls), `stacks` (the calls I/O libraries make:
+//! directories, name calls, locks, serial HDF5, Python's directory
+//! helpers) and `coverage` (hook coverage). `support` holds
 //! what they share; `tests/common/` is the MPI harness of every test binary.
 
 #[path = "../common/mod.rs"]
@@ -42,5 +44,6 @@ mod bytes_once;
 mod coverage;
 mod faults;
 mod matrix;
+mod stacks;
 mod support;
 mod threads;

@@ -83,6 +83,12 @@ impl SharedFile {
         self.offset.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The file offset as the application sees it (the real descriptor's
+    /// own offset does not move: redio reads and writes at offsets).
+    pub fn position(&self) -> u64 {
+        *self.offset()
+    }
+
     /// Status flags as the application set them.
     pub fn flags(&self) -> i32 {
         self.flags.load(Ordering::Relaxed)
@@ -339,6 +345,13 @@ impl SharedFile {
             .ok_or(libc::EINVAL)?;
         *current = target as u64;
         Ok(target)
+    }
+
+    /// A metadata call on this file's descriptor (`fchmod`, `fchown`,
+    /// `futimens`), once, by the leader; the same result everywhere.
+    pub fn on_leader_fd(&self, what: &str, call: impl FnMut() -> i32) -> Outcome<()> {
+        main_thread_only(what, &self.display())?;
+        leader_call(operation(what, self.app_path.display(), 0, 0), call)
     }
 
     /// `ftruncate`, once, by the leader.

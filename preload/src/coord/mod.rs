@@ -8,6 +8,8 @@
 //! - [`target`]: the shared file a call acts on; [`plan`]: its protocols;
 //! - [`open`](mod@open): opening it on every replica; [`file`](mod@file): its coordinated
 //!   operations; [`round`]: one coordinated operation and the leader round;
+//! - [`lock`]: advisory locks, taken once by the leader;
+//! - [`listing`]: directory listings read once, by the leader;
 //! - [`close`]: releasing descriptors, settling files at `MPI_Finalize`;
 //! - [`sequence`]: the per-process sequence of coordinated operations;
 //! - [`failover`]: running one again when a replica dies;
@@ -23,6 +25,8 @@ pub mod failover;
 pub mod faults;
 pub mod file;
 pub mod link;
+pub mod listing;
+pub mod lock;
 pub mod open;
 pub mod parts;
 pub mod plan;

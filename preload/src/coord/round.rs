@@ -6,7 +6,9 @@
 //! - Data (`read`, `write` and their variants) goes through the configured
 //!   protocol of `redio-protocols`, with CRC32 voting ([`super::file`]).
 //! - Metadata (`open`, `fstat`, `lseek(SEEK_END)`, `ftruncate`, `fsync`,
-//!   `stat`, `unlink`, `rename`) is done once, by the leader (replica 0),
+//!   the `stat` and `access` families, name operations such as `unlink`,
+//!   `rename`, `mkdir`, `rmdir`, `link`, `chmod`, directory listings, and
+//!   locks) is done once, by the leader (replica 0),
 //!   which sends its outcome to the others: every replica returns the same
 //!   answer, and `O_CREAT|O_TRUNC` truncates exactly once.
 
@@ -148,12 +150,41 @@ pub(crate) fn agree_on_outcome(op: Operation, mine: Outcome<()>) -> Outcome<()> 
     .and_then(|agreed| agreed)
 }
 
+/// True when `errno` from name operation `kind`, run again after a
+/// fail-over, means the failed leader already did it: the source is gone
+/// (`unlink`, `remove`, `rename`, `rmdir`) or the name exists (`mkdir`,
+/// `link`, `symlink`, `mknod`, `mkfifo`).
+pub fn done_by_failed_leader(kind: &str, errno: Errno) -> bool {
+    match errno {
+        libc::ENOENT => matches!(
+            kind,
+            "unlink" | "unlinkat" | "remove" | "rename" | "renameat" | "rmdir"
+        ),
+        libc::EEXIST => matches!(
+            kind,
+            "mkdir"
+                | "mkdirat"
+                | "link"
+                | "linkat"
+                | "symlink"
+                | "symlinkat"
+                | "mknod"
+                | "mknodat"
+                | "mkfifo"
+                | "mkfifoat"
+        ),
+        _ => false,
+    }
+}
+
 /// A name operation run again by a new leader may find its work done by
-/// the dead one (`unlink`/`rename`: the source is gone): that is success.
+/// the dead one (`unlink`/`rename`: the source is gone; `mkdir`: the
+/// directory exists): that is success.
 pub(crate) fn forgive_redo(op: &Operation, reply: Reply) -> Reply {
     let done_before = failover::redoing()
-        && matches!(op.kind.as_str(), "unlink" | "rename" | "rmdir")
-        && reply.outcome == Err(libc::ENOENT);
+        && reply
+            .outcome
+            .is_err_and(|errno| done_by_failed_leader(&op.kind, errno));
     if done_before {
         crate::log!(
             Warn,
@@ -230,4 +261,35 @@ pub(crate) fn copy_payload(payload: &[u8], buf: *mut u8, len: usize) -> Outcome<
     // SAFETY: the caller's buffer has `len` bytes.
     unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, len) };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::done_by_failed_leader;
+
+    #[test]
+    fn a_redone_name_operation_forgives_only_the_trace_of_its_first_run() {
+        for kind in [
+            "unlink", "unlinkat", "remove", "rename", "renameat", "rmdir",
+        ] {
+            assert!(done_by_failed_leader(kind, libc::ENOENT), "{kind}");
+            assert!(!done_by_failed_leader(kind, libc::EEXIST), "{kind}");
+        }
+        for kind in [
+            "mkdir",
+            "mkdirat",
+            "link",
+            "linkat",
+            "symlink",
+            "symlinkat",
+            "mknod",
+        ] {
+            assert!(done_by_failed_leader(kind, libc::EEXIST), "{kind}");
+            assert!(!done_by_failed_leader(kind, libc::ENOENT), "{kind}");
+        }
+        for kind in ["chmod", "access", "open", "flock"] {
+            assert!(!done_by_failed_leader(kind, libc::ENOENT), "{kind}");
+            assert!(!done_by_failed_leader(kind, libc::EEXIST), "{kind}");
+        }
+    }
 }

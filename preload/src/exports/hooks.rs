@@ -6,7 +6,7 @@
 //! function lets one handler serve `open` and `open64`, `fstat` and
 //! `fstat64`, … The list of functions is [`crate::sys::real`]'s.
 
-use crate::io::{aio, fsinfo, posix, stdio, unsupported};
+use crate::io::{aio, dirs, fsinfo, locks, names, posix, stdio, unsupported};
 use crate::sys::real::{self, *};
 
 /// Defines the exported hook of every hooked function.

@@ -12,7 +12,7 @@
 
 #![allow(clippy::missing_safety_doc)]
 
-use crate::io::posix::with_path;
+use crate::io::dispatch::with_path;
 use libc::{c_char, c_int};
 
 /// `statfs`, `statfs64`, `statvfs`, `statvfs64`, on the remapped path.

@@ -6,14 +6,24 @@
 //!
 //! - [`route`]: which calls are coordinated, and the named reason
 //!   ([`route::Bypass`]) why the others pass through;
+//! - [`dispatch`]: a call on a descriptor or a path, coordinated or passed
+//!   through;
 //! - [`paths`]: absolute, symlink-resolved, remapped, classified paths;
 //! - [`posix`], [`stdio`], [`aio`], [`fsinfo`], [`unsupported`]: the hook
-//!   handlers.
+//!   handlers;
+//! - [`locks`]: `flock`, `fcntl` locks and `lockf` on managed descriptors;
+//! - [`names`]: name and attribute calls on paths (`mkdir`, `rmdir`,
+//!   `access`, `link`, `chmod`, `truncate`, …);
+//! - [`dirs`]: directory listings (`opendir`, `readdir`, `closedir`).
 //!
 //! See `docs/interposition.md` for what is intercepted and why.
 
 pub mod aio;
+pub mod dirs;
+pub mod dispatch;
 pub mod fsinfo;
+pub mod locks;
+pub mod names;
 pub mod paths;
 pub mod posix;
 pub mod route;

@@ -218,6 +218,23 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
     }
 }
 
+/// Resolves and classifies the real path `real` of a descriptor (from
+/// `/proc/self/fd`): mapped back through `remap` first, so that every
+/// replica announces the same path. Must run inside redio.
+pub fn resolve_real(real: &Path) -> Resolved {
+    let named = match (settings::get(), world::identity()) {
+        (Some(config), Some(identity)) => fsclass::unremap(
+            config,
+            real,
+            identity.placement.replica,
+            identity.placement.rank,
+        ),
+        _ => None,
+    };
+    let path = named.as_deref().unwrap_or(real);
+    resolve(libc::AT_FDCWD, &c_string(path))
+}
+
 fn absolute(dirfd: libc::c_int, path: &Path) -> PathBuf {
     if path.is_absolute() {
         return path.to_path_buf();

@@ -15,79 +15,11 @@ use crate::coord::file::SharedFile;
 
 use crate::coord::round::Outcome;
 use crate::coord::table;
-use crate::io::paths;
-use crate::io::paths::Resolved;
-use crate::io::route;
-use crate::io::route::Bypass;
+use crate::io::dispatch::{int_result, on_descriptor, on_file, on_managed, with_path};
+use crate::io::names;
 use libc::{c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, size_t, ssize_t};
 use redio_aligned::AlignedBuf;
-use std::ffi::CStr;
 use std::sync::Arc;
-
-/// Runs `op` on the managed file behind `fd`, or passes the call through.
-///
-/// After `MPI_Finalize` (a stream flushed at exit) the file is still served,
-/// by this replica alone ([`SharedFile`] knows when it cannot coordinate).
-fn on_file<T>(
-    call: &str,
-    fd: c_int,
-    op: impl FnOnce(&SharedFile) -> T,
-    real: impl FnOnce() -> T,
-) -> T {
-    let Some(file) = table::get(fd) else {
-        route::log_bypass(call, Bypass::Unmanaged, &fd);
-        return real();
-    };
-    match route::enter() {
-        Ok(_entered) => op(&file),
-        Err(Bypass::NotInitialised) => op(&file),
-        Err(reason) => {
-            route::log_bypass(call, reason, &fd);
-            real()
-        }
-    }
-}
-
-/// Routes a call on a path: `pass` gets the path to use for the real call
-/// (remapped per replica when `remap` applies); `managed` gets the resolved
-/// shared path.
-pub(crate) unsafe fn with_path<R>(
-    call: &str,
-    dirfd: c_int,
-    path: *const c_char,
-    pass: impl FnOnce(*const c_char) -> R,
-    managed: impl FnOnce(&Resolved) -> R,
-) -> R {
-    if path.is_null() {
-        return pass(path);
-    }
-    let raw = CStr::from_ptr(path);
-    let _entered = match route::enter() {
-        Ok(entered) => entered,
-        Err(reason) => {
-            route::log_bypass(call, reason, &raw.to_string_lossy());
-            return pass(path);
-        }
-    };
-    let resolved = paths::resolve(dirfd, raw);
-    match resolved.bypass() {
-        None => managed(&resolved),
-        Some(reason) => {
-            route::log_bypass(call, reason, &resolved.path.display());
-            pass(resolved.for_real_call(path))
-        }
-    }
-}
-
-fn int_result(outcome: Outcome<()>) -> c_int {
-    match outcome {
-        Ok(()) => 0,
-        Err(errno) => {
-            set_errno(errno);
-            -1
-        }
-    }
-}
 
 fn size_result(outcome: Outcome<usize>) -> ssize_t {
     match outcome {
@@ -591,7 +523,7 @@ pub unsafe fn dup3(
 
 /// `fcntl`, `fcntl64`: duplicates share the managed file; the status flags
 /// are the application's, the same on every replica (a placeholder
-/// descriptor has its own).
+/// descriptor has its own); locks are the leader's ([`crate::io::locks`]).
 pub unsafe fn fcntl(
     real: unsafe fn(c_int, c_int, c_ulong) -> c_int,
     fd: c_int,
@@ -623,20 +555,14 @@ pub unsafe fn fcntl(
             },
             || real(fd, cmd, arg),
         ),
-        _ => real(fd, cmd, arg),
+        _ => match crate::coord::lock::fcntl_lock(cmd) {
+            Some(kind) => crate::io::locks::fcntl(real, fd, cmd, arg, kind),
+            None => real(fd, cmd, arg),
+        },
     }
 }
 
 // --- sync, truncate, stat, names -------------------------------------------
-
-fn on_managed(
-    call: &str,
-    fd: c_int,
-    op: impl FnOnce(&SharedFile) -> Outcome<()>,
-    real: impl FnOnce() -> c_int,
-) -> c_int {
-    on_file(call, fd, |file| int_result(op(file)), real)
-}
 
 /// `fsync`.
 pub unsafe fn fsync(real: unsafe fn(c_int) -> c_int, fd: c_int) -> c_int {
@@ -751,12 +677,6 @@ pub unsafe fn lxstat<T>(
     })
 }
 
-/// True when an `*at` call with this path and flags means "the descriptor
-/// itself" (`AT_EMPTY_PATH` with an empty path).
-unsafe fn on_descriptor(path: *const c_char, flags: c_int) -> bool {
-    flags & libc::AT_EMPTY_PATH != 0 && !path.is_null() && *path == 0
-}
-
 /// `fstatat`, `fstatat64`.
 pub unsafe fn fstatat<T>(
     real: unsafe fn(c_int, *const c_char, *mut T, c_int) -> c_int,
@@ -822,47 +742,23 @@ pub unsafe fn statx(
     })
 }
 
-/// `unlink`: once, by the leader, on a shared path.
+/// `unlink`: once, by the leader, on a shared path (with storage per
+/// replica, on every replica's copy).
 pub unsafe fn unlink(real: unsafe fn(*const c_char) -> c_int, path: *const c_char) -> c_int {
-    with_path(
-        "unlink",
-        libc::AT_FDCWD,
-        path,
-        |p| real(p),
-        |resolved| {
-            let c_path = resolved.c_path.as_c_str();
-            int_result(round::name_on_leader("unlink", &resolved.app_path, || {
-                real(c_path.as_ptr())
-            }))
-        },
-    )
+    names::on_path("unlink", libc::AT_FDCWD, path, |p| real(p))
 }
 
-/// `rename`: once, by the leader, when either path is shared.
+/// `rename`: once, by the leader, when either path is shared (with storage
+/// per replica, on every replica's copy).
 pub unsafe fn rename(
     real: unsafe fn(*const c_char, *const c_char) -> c_int,
     from: *const c_char,
     to: *const c_char,
 ) -> c_int {
-    if from.is_null() || to.is_null() {
-        return real(from, to);
-    }
-    let _entered = match route::enter() {
-        Ok(entered) => entered,
-        Err(reason) => {
-            route::log_bypass("rename", reason, &CStr::from_ptr(from).to_string_lossy());
-            return real(from, to);
-        }
-    };
-    let source = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(from));
-    let target = paths::resolve(libc::AT_FDCWD, CStr::from_ptr(to));
-    let (from_path, to_path) = (source.for_real_call(from), target.for_real_call(to));
-    if source.bypass().is_none() || target.bypass().is_none() {
-        int_result(round::name_on_leader("rename", &source.app_path, || {
-            real(from_path, to_path)
-        }))
-    } else {
-        route::log_bypass("rename", Bypass::NodeLocal, &source.path.display());
-        real(from_path, to_path)
-    }
+    names::on_two_paths(
+        "rename",
+        (libc::AT_FDCWD, from),
+        (libc::AT_FDCWD, to),
+        |f, t| real(f, t),
+    )
 }

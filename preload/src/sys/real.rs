@@ -17,7 +17,8 @@
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 pub use libc::{
-    c_char, c_int, c_uint, c_ulong, c_void, iovec, mode_t, off64_t, off_t, size_t, ssize_t, FILE,
+    c_char, c_int, c_uint, c_ulong, c_void, dev_t, dirent, dirent64, gid_t, iovec, mode_t, off64_t,
+    off_t, size_t, ssize_t, timespec, timeval, uid_t, utimbuf, DIR, FILE,
 };
 
 /// `struct stat`, as the hook list names it.
@@ -171,6 +172,90 @@ macro_rules! hooked_functions {
             fn unlink(path: *const c_char) -> c_int => posix::unlink;
             /// `rename(2)`.
             fn rename(from: *const c_char, to: *const c_char) -> c_int => posix::rename;
+            /// `renameat(2)`.
+            fn renameat(from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char) -> c_int => names::renameat;
+            /// `renameat2(2)`.
+            fn renameat2(from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char, flags: c_uint) -> c_int => names::renameat2;
+            /// `unlinkat(2)`, also `rmdir` with `AT_REMOVEDIR`.
+            fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int => names::unlinkat;
+            /// `remove(3)`: glibc's calls `unlink`/`rmdir` internally, past the hooks.
+            fn remove(path: *const c_char) -> c_int => names::remove;
+            /// `mkfifo(3)`: glibc's calls `mknodat` internally, past the hook.
+            fn mkfifo(path: *const c_char, mode: mode_t) -> c_int => names::mkfifo;
+            /// `mkfifoat(3)`.
+            fn mkfifoat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int => names::mkfifoat;
+            /// `mkdir(2)`.
+            fn mkdir(path: *const c_char, mode: mode_t) -> c_int => names::mkdir;
+            /// `mkdirat(2)`.
+            fn mkdirat(dirfd: c_int, path: *const c_char, mode: mode_t) -> c_int => names::mkdirat;
+            /// `rmdir(2)`.
+            fn rmdir(path: *const c_char) -> c_int => names::rmdir;
+            /// `mknod(2)`.
+            fn mknod(path: *const c_char, mode: mode_t, dev: dev_t) -> c_int => names::mknod;
+            /// `mknodat(2)`.
+            fn mknodat(dirfd: c_int, path: *const c_char, mode: mode_t, dev: dev_t) -> c_int => names::mknodat;
+            /// `symlink(2)`.
+            fn symlink(target: *const c_char, path: *const c_char) -> c_int => names::symlink;
+            /// `symlinkat(2)`.
+            fn symlinkat(target: *const c_char, dirfd: c_int, path: *const c_char) -> c_int => names::symlinkat;
+            /// `link(2)`.
+            fn link(from: *const c_char, to: *const c_char) -> c_int => names::link;
+            /// `linkat(2)`.
+            fn linkat(from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char, flags: c_int) -> c_int => names::linkat;
+            /// `access(2)`.
+            fn access(path: *const c_char, mode: c_int) -> c_int => names::access;
+            /// `faccessat(2)`.
+            fn faccessat(dirfd: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int => names::faccessat;
+            /// `eaccess(3)`: `access` with the effective ids.
+            fn eaccess(path: *const c_char, mode: c_int) -> c_int => names::eaccess;
+            /// `euidaccess(3)`, the same as `eaccess`.
+            fn euidaccess(path: *const c_char, mode: c_int) -> c_int => names::eaccess;
+            /// `chmod(2)`.
+            fn chmod(path: *const c_char, mode: mode_t) -> c_int => names::chmod;
+            /// `fchmod(2)`.
+            fn fchmod(fd: c_int, mode: mode_t) -> c_int => names::fchmod;
+            /// `fchmodat(2)`.
+            fn fchmodat(dirfd: c_int, path: *const c_char, mode: mode_t, flags: c_int) -> c_int => names::fchmodat;
+            /// `chown(2)`.
+            fn chown(path: *const c_char, owner: uid_t, group: gid_t) -> c_int => names::chown;
+            /// `lchown(2)`.
+            fn lchown(path: *const c_char, owner: uid_t, group: gid_t) -> c_int => names::lchown;
+            /// `fchown(2)`.
+            fn fchown(fd: c_int, owner: uid_t, group: gid_t) -> c_int => names::fchown;
+            /// `fchownat(2)`.
+            fn fchownat(dirfd: c_int, path: *const c_char, owner: uid_t, group: gid_t, flags: c_int) -> c_int => names::fchownat;
+            /// `utime(2)`.
+            fn utime(path: *const c_char, times: *const utimbuf) -> c_int => names::utime;
+            /// `utimes(2)`.
+            fn utimes(path: *const c_char, times: *const timeval) -> c_int => names::utimes;
+            /// `utimensat(2)`.
+            fn utimensat(dirfd: c_int, path: *const c_char, times: *const timespec, flags: c_int) -> c_int => names::utimensat;
+            /// `futimens(3)`.
+            fn futimens(fd: c_int, times: *const timespec) -> c_int => names::futimens;
+            /// `truncate(2)`.
+            fn truncate(path: *const c_char, length: off_t) -> c_int => names::truncate;
+            /// `truncate64`.
+            fn truncate64(path: *const c_char, length: off64_t) -> c_int => names::truncate;
+
+            /// `flock(2)`: taken once, by the leader, on a managed descriptor.
+            fn flock(fd: c_int, operation: c_int) -> c_int => locks::flock;
+            /// `lockf(3)`: glibc's calls `fcntl` internally, past the hook.
+            fn lockf(fd: c_int, cmd: c_int, len: off_t) -> c_int => locks::lockf;
+            /// `lockf64`.
+            fn lockf64(fd: c_int, cmd: c_int, len: off64_t) -> c_int => locks::lockf;
+
+            /// `opendir(3)`: a shared directory is listed by the leader.
+            fn opendir(path: *const c_char) -> *mut DIR => dirs::opendir;
+            /// `fdopendir(3)`.
+            fn fdopendir(fd: c_int) -> *mut DIR => dirs::fdopendir;
+            /// `readdir(3)`.
+            fn readdir(dir: *mut DIR) -> *mut dirent => dirs::readdir;
+            /// `readdir64`.
+            fn readdir64(dir: *mut DIR) -> *mut dirent64 => dirs::readdir64;
+            /// `rewinddir(3)`.
+            fn rewinddir(dir: *mut DIR) -> () => dirs::rewinddir;
+            /// `closedir(3)`.
+            fn closedir(dir: *mut DIR) -> c_int => dirs::closedir;
 
             /// `fopen(3)`.
             fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE => stdio::fopen;
