@@ -25,6 +25,7 @@ mod common;
 #[path = "../interposition/support.rs"]
 mod support;
 
+mod failover;
 mod hdf5;
 mod mpiio;
 mod pnetcdf;
