@@ -1,6 +1,9 @@
-//! `redio exec --survive` under MPICH: the application runs as a child of `redio
-//! exec`, which waits for it and leaves with its status; a death by a
-//! signal becomes an exit with 128 + signal.
+//! `redio exec` as the application's parent: the application runs as a
+//! child of `redio exec`, which waits for it and leaves with its status; a
+//! death by a signal becomes an exit with 128 + signal. Used by `--survive`
+//! under MPICH (below) and, with replicas, to own the application's stdout
+//! and stderr ([`super::output`]: each line once, or every replica's
+//! prefixed).
 //!
 //! Why: MPICH's process manager (Hydra 4.0.2, `hydra_pmi_proxy`) reaps its
 //! children after every event it handles (an output line, a closed socket)
@@ -19,10 +22,11 @@
 //! supervisor (`PR_SET_PDEATHSIG`), and the supervisor lets go of the PMI
 //! socket so that MPICH still sees the application's own death at once.
 
+use super::output;
 use redio_core::signals::set_handler;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitCode, ExitStatus};
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The application's process id, for the signal handlers (0: not started).
@@ -44,8 +48,9 @@ const FORWARDED: [i32; 5] = [
 const ABSORBED: [i32; 2] = [libc::SIGUSR1, libc::SIGPIPE];
 
 /// Runs `command` as a child, waits for it and returns its status as an
-/// exit code (128 + signal for a death by a signal).
-pub fn run(mut command: Command, program: &str) -> ExitCode {
+/// exit code (128 + signal for a death by a signal). With `output`, the
+/// child's stdout and stderr are pipes that [`super::output::pump`] reads.
+pub fn run(mut command: Command, program: &str, output: Option<output::Plan>) -> ExitCode {
     install_handlers();
     let supervisor = std::process::id();
     // SAFETY: prctl and getppid are async-signal-safe; nothing else runs
@@ -62,6 +67,9 @@ pub fn run(mut command: Command, program: &str) -> ExitCode {
             Ok(())
         });
     }
+    if output.is_some() {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
@@ -71,7 +79,11 @@ pub fn run(mut command: Command, program: &str) -> ExitCode {
     };
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     release_pmi_socket();
-    match child.wait() {
+    let status = match output {
+        Some(plan) => output::pump(&mut child, plan),
+        None => child.wait(),
+    };
+    match status {
         Ok(status) => ExitCode::from(exit_code(status, program)),
         Err(error) => {
             eprintln!("redio exec: cannot wait for {program}: {error}");
@@ -149,6 +161,6 @@ mod tests {
     fn a_supervised_program_killed_by_a_signal_exits_with_128_plus_signal() {
         let mut command = Command::new("sh");
         command.args(["-c", "kill -KILL $$"]);
-        assert_eq!(run(command, "sh"), ExitCode::from(137));
+        assert_eq!(run(command, "sh", None), ExitCode::from(137));
     }
 }
