@@ -54,6 +54,9 @@ pub struct Role {
     pub degree: u32,
     /// Its world rank, when the launcher said (for its event file).
     pub world_rank: Option<u32>,
+    /// The logical rank of world rank 0, the process the launcher gives
+    /// its stdin: every replica of that rank gets a copy ([`feed_stdin`]).
+    pub stdin_rank: Option<u32>,
 }
 
 /// The world rank and size the launcher gave this process (Hydra:
@@ -89,6 +92,7 @@ pub fn role_from_env() -> Option<Role> {
             replica: var("REDIO_EXTERNAL_REPLICA")?,
             degree: var("REDIO_EXTERNAL_DEGREE").unwrap_or(degree),
             world_rank: world.map(|(rank, _)| rank),
+            stdin_rank: None,
         });
     }
     let (world_rank, size) = world?;
@@ -104,7 +108,75 @@ pub fn role_from_env() -> Option<Role> {
         replica: place.replica,
         degree,
         world_rank: Some(world_rank),
+        stdin_rank: Some(topology.place(0).rank),
     })
+}
+
+impl Plan {
+    /// Whether this process's application gets its stdin through
+    /// [`feed_stdin`]: it is a replica of the logical rank the launcher
+    /// gives stdin to, with replicas, under `redio run`.
+    pub fn shares_stdin(&self) -> bool {
+        self.role.degree > 1
+            && self.run_dir.is_some()
+            && self.role.stdin_rank == Some(self.role.rank)
+    }
+}
+
+/// Gives every replica of the stdin rank the same stdin. The launcher
+/// feeds world rank 0 only (MPICH's Hydra and Open MPI alike; the other
+/// processes get an empty stdin, or under Hydra one that never ends), so
+/// another replica of that logical rank read nothing, or waited forever.
+/// World rank 0's `redio exec` copies its stdin into `stdin` in the run
+/// directory (and `stdin.eof` at its end); every replica's `redio exec`,
+/// world rank 0's included, feeds its application from that file.
+pub fn feed_stdin(plan: &Plan, child_stdin: std::process::ChildStdin) {
+    let Some(dir) = plan.run_dir.clone() else {
+        return;
+    };
+    let copy = dir.join("stdin");
+    let eof = dir.join("stdin.eof");
+    if plan.role.world_rank == Some(0) {
+        let (copy, eof) = (copy.clone(), eof.clone());
+        std::thread::spawn(move || {
+            if let Ok(mut file) = OpenOptions::new().create(true).append(true).open(&copy) {
+                let _ = io::copy(&mut io::stdin().lock(), &mut file);
+            }
+            let _ = File::create(&eof);
+        });
+    }
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut child_stdin = child_stdin;
+        let mut offset = 0u64;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            // Whether the copy was complete before reading it.
+            let ended = eof.exists();
+            let mut progressed = false;
+            if let Ok(mut file) = File::open(&copy) {
+                use std::io::Seek;
+                if file.seek(io::SeekFrom::Start(offset)).is_ok() {
+                    while let Ok(n) = file.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        if child_stdin.write_all(&buf[..n]).is_err() {
+                            return; // The application closed its stdin.
+                        }
+                        offset += n as u64;
+                        progressed = true;
+                    }
+                }
+            }
+            if ended && !progressed {
+                return; // Dropping the pipe ends the application's stdin.
+            }
+            if !progressed {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    });
 }
 
 /// What the pump needs.

@@ -67,8 +67,11 @@ pub fn run(mut command: Command, program: &str, output: Option<output::Plan>) ->
             Ok(())
         });
     }
-    if output.is_some() {
+    if let Some(plan) = &output {
         command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        if plan.shares_stdin() {
+            command.stdin(Stdio::piped());
+        }
     }
     let mut child = match command.spawn() {
         Ok(child) => child,
@@ -79,6 +82,9 @@ pub fn run(mut command: Command, program: &str, output: Option<output::Plan>) ->
     };
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     release_pmi_socket();
+    if let (Some(plan), Some(stdin)) = (&output, child.stdin.take()) {
+        output::feed_stdin(plan, stdin);
+    }
     let status = match output {
         Some(plan) => output::pump(&mut child, plan),
         None => child.wait(),
