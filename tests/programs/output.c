@@ -5,7 +5,8 @@
  *                buffering, written in pieces (no fflush per line)
  *   diverge      like "lines 5", but replica 1 of rank 1 changes line 3
  *   long         rank 0 prints a 100000-byte line, then a last line
- *                without a newline; the others one short line
+ *                without a newline; the others nothing (so that the
+ *                launcher has no other line to put between the pieces)
  *   stdin        rank 0 echoes every stdin line as "got: LINE"
  *   die N K      N lines per rank, one per 20 ms, flushed, with a barrier
  *                after each; replica 0 of rank 0 SIGKILLs itself after
@@ -55,10 +56,8 @@ int main(int argc, char **argv) {
             line[100000] = '\n';
             fwrite(line, 1, sizeof line, stdout);
             printf("rank 0 last line without newline");
-        } else {
-            printf("rank %d short\n", rank);
+            fflush(stdout);
         }
-        fflush(stdout);
     } else if (strcmp(mode, "stdin") == 0) {
         if (rank == 0) {
             char buf[256];
