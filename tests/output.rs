@@ -350,3 +350,38 @@ fn a_printer_death_loses_no_line_and_repeats_none_mpich() {
 fn a_printer_death_loses_no_line_and_repeats_none_openmpi() {
     a_printer_death_loses_no_line(Mpi::OpenMpi, &[(2, "cyclic"), (3, "block")], 2);
 }
+
+/// A follower that crashes: its last stderr line, which the printer never
+/// printed, is shown once, marked with its replica; the output is whole.
+fn a_crashing_follower_shows_its_message(mpi: Mpi) {
+    let exe = compile(mpi, "output");
+    let job = Launch::redio(mpi, 2, 2, "block", &exe)
+        .args(["crash"])
+        .output("once")
+        .combined()
+        .run();
+    assert_eq!(job.code, Some(0), "{job:#?}");
+    assert_eq!(
+        job.stderr
+            .matches("[replica 1] rank 0: replica 1 crashes here\n")
+            .count(),
+        1,
+        "{mpi:?}:\n{}",
+        job.stderr
+    );
+    for rank in 0..2 {
+        let expected: Vec<String> = (1..=3).map(|i| format!("rank {rank} line {i}")).collect();
+        assert_eq!(lines_of(&job.stdout, rank), expected, "{mpi:?}");
+    }
+    assert_eq!(job.stdout.lines().count(), 6, "{}", job.stdout);
+}
+
+#[test]
+fn a_crashing_follower_shows_its_message_mpich() {
+    a_crashing_follower_shows_its_message(Mpi::Mpich);
+}
+
+#[test]
+fn a_crashing_follower_shows_its_message_openmpi() {
+    a_crashing_follower_shows_its_message(Mpi::OpenMpi);
+}

@@ -91,7 +91,7 @@ pub fn exec(args: ExecArgs) -> ExitCode {
             crate::outcome::ENV_EXEC_PID,
             format!("parent:{}", std::process::id()),
         );
-        return super::supervise::run(command, &program.to_string_lossy(), output);
+        return super::supervise::run(command, &program.to_string_lossy(), output, survive);
     }
     let error = command.exec();
     eprintln!(
@@ -112,7 +112,11 @@ fn output_plan(mode: OutputMode) -> Option<output::Plan> {
     Some(output::Plan {
         mode,
         role,
-        run_dir: std::env::var_os(crate::outcome::ENV_RUN_DIR).map(Into::into),
+        // Another node's processes cannot reach the run directory of
+        // `redio run` (it is in that node's temporary directory).
+        run_dir: std::env::var_os(crate::outcome::ENV_RUN_DIR)
+            .map(std::path::PathBuf::from)
+            .filter(|dir| dir.is_dir()),
     })
 }
 

@@ -504,7 +504,25 @@ impl Pump {
     /// normally waits until the lower replicas ended (taking over if they
     /// all failed); then the `done` line.
     fn finish(&mut self, status: ExitStatus) {
-        let normal = ended_normally(status, &self.plan);
+        let end = end_of(status, &self.plan);
+        let normal = end == End::Normal;
+        if end == End::Failed && !self.printer && self.plan.mode == OutputMode::Once {
+            // Drop what the printer printed meanwhile (or take over, if
+            // every lower replica ended abnormally too).
+            self.check();
+        }
+        if end == End::Failed && !self.printer && self.plan.mode == OutputMode::Once {
+            // A follower that died: its last stderr lines (a crash message)
+            // that the printer has not printed, marked with their replica.
+            let prefix = replica_prefix(self.plan.role.replica);
+            let pipe = &mut self.pipes[Stream::Stderr.index()];
+            let mut out = Vec::new();
+            for (_, line) in pipe.held.drain(..) {
+                out.extend_from_slice(prefix.as_bytes());
+                out.extend_from_slice(&line);
+            }
+            write_fd(2, &out);
+        }
         if normal && self.plan.mode == OutputMode::Once && self.plan.run_dir.is_some() {
             let since = Instant::now();
             loop {
@@ -562,25 +580,39 @@ fn lower_state(dir: &Path, rank: u32, replica: u32) -> Lower {
     }
 }
 
-/// Whether the application ended on its own, its streams complete: it
-/// exited (no signal), and its event file (under `redio run`) does not say
-/// that redio retired or stopped it, nor that it left an MPI job without
-/// `MPI_Finalize`.
-fn ended_normally(status: ExitStatus, plan: &Plan) -> bool {
-    if status.code().is_none() {
-        return false;
-    }
+/// How the application ended, for its streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// On its own (an exit, after `MPI_Finalize` in an MPI job): its
+    /// streams are complete.
+    Normal,
+    /// redio retired it (its replica lost a process) or stopped it.
+    Retired,
+    /// It died: a signal, or an exit in the middle of an MPI job.
+    Failed,
+}
+
+/// How the application ended: from its status and (under `redio run`) its
+/// event file, which says whether redio retired or stopped it and whether
+/// it reached `MPI_Finalize`.
+fn end_of(status: ExitStatus, plan: &Plan) -> End {
+    let from_status = if status.code().is_some() {
+        End::Normal
+    } else {
+        End::Failed
+    };
     let (Some(dir), Some(world)) = (&plan.run_dir, plan.role.world_rank) else {
-        return true;
+        return from_status;
     };
     let Ok(text) = std::fs::read_to_string(dir.join(format!("rank-{world}.jsonl"))) else {
-        return true;
+        return from_status;
     };
-    let (mut started, mut finished, mut how) = (false, false, None);
+    let (mut started, mut finished, mut retired, mut how) = (false, false, false, None);
     for line in text.lines() {
         if let Ok(record) = serde_json::from_str::<Record>(line) {
             started |= record.event == Event::Started;
             finished |= record.event == Event::Finished;
+            retired |= matches!(record.event, Event::Retired { .. } | Event::RankLost { .. });
         } else if let Ok(Life {
             event: LifeEvent::Exit { how: h, .. },
             ..
@@ -589,7 +621,13 @@ fn ended_normally(status: ExitStatus, plan: &Plan) -> bool {
             how = Some(h);
         }
     }
-    matches!(how, None | Some(ExitHow::Exit)) && (finished || !started)
+    match how {
+        Some(ExitHow::Retired | ExitHow::RankLost) => End::Retired,
+        _ if retired => End::Retired,
+        Some(ExitHow::Signal) => End::Failed,
+        _ if from_status == End::Failed || (started && !finished) => End::Failed,
+        _ => End::Normal,
+    }
 }
 
 /// Writes all of `bytes` to `fd`; errors (a closed stdout) drop the rest.

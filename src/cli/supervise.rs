@@ -48,9 +48,18 @@ const FORWARDED: [i32; 5] = [
 const ABSORBED: [i32; 2] = [libc::SIGUSR1, libc::SIGPIPE];
 
 /// Runs `command` as a child, waits for it and returns its status as an
-/// exit code (128 + signal for a death by a signal). With `output`, the
-/// child's stdout and stderr are pipes that [`super::output::pump`] reads.
-pub fn run(mut command: Command, program: &str, output: Option<output::Plan>) -> ExitCode {
+/// exit code. With `output`, the child's stdout and stderr are pipes that
+/// [`super::output::pump`] reads. A death by a signal becomes an exit with
+/// 128 + signal when `signal_as_exit` (MPICH's `--survive`); otherwise
+/// this process dies by the same signal, so that the launcher sees what
+/// it would have seen without it (Open MPI 5 reports a death by a signal
+/// to the survivors at once, a non-zero exit not at all).
+pub fn run(
+    mut command: Command,
+    program: &str,
+    output: Option<output::Plan>,
+    signal_as_exit: bool,
+) -> ExitCode {
     install_handlers();
     let supervisor = std::process::id();
     // SAFETY: prctl and getppid are async-signal-safe; nothing else runs
@@ -90,7 +99,12 @@ pub fn run(mut command: Command, program: &str, output: Option<output::Plan>) ->
         None => child.wait(),
     };
     match status {
-        Ok(status) => ExitCode::from(exit_code(status, program)),
+        Ok(status) => {
+            if let (false, Some(signal)) = (signal_as_exit, status.signal()) {
+                die_by(signal);
+            }
+            ExitCode::from(exit_code(status, program))
+        }
         Err(error) => {
             eprintln!("redio exec: cannot wait for {program}: {error}");
             ExitCode::from(1)
@@ -110,6 +124,26 @@ fn exit_code(status: ExitStatus, program: &str) -> u8 {
         CHILD.load(Ordering::SeqCst)
     );
     (128 + signal).clamp(0, 255) as u8
+}
+
+/// Ends this process by `signal`, without a core dump of its own (the
+/// application's was its own). Returns only if the signal does not kill.
+fn die_by(signal: i32) {
+    // SAFETY: resetting a disposition, lowering our own core limit,
+    // unblocking and raising a signal on ourselves.
+    unsafe {
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
+    }
 }
 
 /// Closes this process's copy of MPICH's PMI socket (`PMI_FD`): Hydra
@@ -167,6 +201,6 @@ mod tests {
     fn a_supervised_program_killed_by_a_signal_exits_with_128_plus_signal() {
         let mut command = Command::new("sh");
         command.args(["-c", "kill -KILL $$"]);
-        assert_eq!(run(command, "sh", None), ExitCode::from(137));
+        assert_eq!(run(command, "sh", None, true), ExitCode::from(137));
     }
 }

@@ -11,6 +11,8 @@
  *   die N K      N lines per rank, one per 20 ms, flushed, with a barrier
  *                after each; replica 0 of rank 0 SIGKILLs itself after
  *                its line K (a fail-over of the printing replica)
+ *   crash        3 lines per rank; replica 1 of rank 0 writes a message
+ *                on stderr and aborts after its line 2
  */
 #include <mpi.h>
 #include <redio.h>
@@ -73,6 +75,17 @@ int main(int argc, char **argv) {
             fflush(stdout);
             if (victim && i == k) raise(SIGKILL);
             usleep(20000);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    } else if (strcmp(mode, "crash") == 0) {
+        int victim = rank == 0 && replica() == 1;
+        for (int i = 1; i <= 3; i++) {
+            printf("rank %d line %d\n", rank, i);
+            fflush(stdout);
+            if (victim && i == 2) {
+                fprintf(stderr, "rank 0: replica 1 crashes here\n");
+                abort();
+            }
             MPI_Barrier(MPI_COMM_WORLD);
         }
     }
