@@ -341,6 +341,39 @@ fn a_printer_death_loses_no_line(mpi: Mpi, configurations: &[(u32, &str)], trial
     }
 }
 
+/// The same with 100-byte lines in a 4096-byte stdio buffer the
+/// application never flushes: the pipe gets blocks that end in the middle
+/// of a line, and the victim's last block dies with it (a plain run would
+/// lose those lines). The printer's unfinished last line is not printed;
+/// the survivor prints it whole, and the lines the victim never wrote.
+fn a_printer_death_with_unflushed_output(mpi: Mpi, degree: u32, layout: &str) {
+    let exe = compile(mpi, "output");
+    let job = Launch::redio(mpi, 2, degree, layout, &exe)
+        .args(["die", "200", "120", "buffered"])
+        .output("once")
+        .combined()
+        .run();
+    assert_eq!(job.code, Some(0), "{job:#?}");
+    for rank in 0..2 {
+        let expected: Vec<String> = (1..=200)
+            .map(|i| format!("rank {rank} line {i} {i:080}"))
+            .collect();
+        assert_eq!(lines_of(&job.stdout, rank), expected, "{mpi:?} rank {rank}");
+    }
+    assert_eq!(job.stdout.lines().count(), 400, "{}", job.stdout);
+}
+
+#[test]
+fn a_printer_death_with_unflushed_output_loses_no_line_mpich() {
+    a_printer_death_with_unflushed_output(Mpi::Mpich, 2, "block");
+    a_printer_death_with_unflushed_output(Mpi::Mpich, 3, "cyclic");
+}
+
+#[test]
+fn a_printer_death_with_unflushed_output_loses_no_line_openmpi() {
+    a_printer_death_with_unflushed_output(Mpi::OpenMpi, 2, "cyclic");
+}
+
 #[test]
 fn a_printer_death_loses_no_line_and_repeats_none_mpich() {
     a_printer_death_loses_no_line(Mpi::Mpich, &[(2, "block"), (3, "cyclic")], 2);

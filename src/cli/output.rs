@@ -27,7 +27,7 @@ use crate::output::{
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::{IntoRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
@@ -228,11 +228,49 @@ struct Pump {
     last_check: Instant,
 }
 
-/// Reads the application's `stdout` and `stderr` pipes until it exits,
-/// writes its lines as [`Plan::mode`] says, and returns its status.
-pub fn pump(child: &mut Child, plan: Plan) -> io::Result<ExitStatus> {
+/// A terminal for the application's stdout, as `(ours, the
+/// application's)`, when this process's own stdout is a terminal: Open
+/// MPI's launcher gives its processes one (so C's stdio flushes at every
+/// line), and the application must find what it would find without
+/// redio. Like Open MPI's, it does not turn `\n` into `\r\n` nor echo.
+pub fn terminal_for_stdout() -> Option<(OwnedFd, OwnedFd)> {
+    // SAFETY: isatty, openpty and the termios calls on descriptors this
+    // function owns; every pointer is valid or null where allowed.
+    unsafe {
+        if libc::isatty(1) != 1 {
+            return None;
+        }
+        let (mut master, mut slave) = (-1, -1);
+        if libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        ) != 0
+        {
+            return None;
+        }
+        let (master, slave) = (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave));
+        let mut attrs: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(slave.as_raw_fd(), &mut attrs) == 0 {
+            attrs.c_oflag &= !(libc::ONLCR | libc::OCRNL);
+            attrs.c_lflag &= !(libc::ECHO | libc::ECHOE | libc::ECHOK | libc::ECHONL);
+            libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &attrs);
+        }
+        Some((master, slave))
+    }
+}
+
+/// Reads the application's `stdout` and `stderr` (pipes, or for stdout
+/// the `terminal` of [`terminal_for_stdout`]) until it exits, writes its
+/// lines as [`Plan::mode`] says, and returns its status.
+pub fn pump(child: &mut Child, plan: Plan, terminal: Option<OwnedFd>) -> io::Result<ExitStatus> {
     // The pump owns the descriptors from here (closed at end of stream).
-    let out = child.stdout.take().map(IntoRawFd::into_raw_fd);
+    let out = match terminal {
+        Some(master) => Some(master.into_raw_fd()),
+        None => child.stdout.take().map(IntoRawFd::into_raw_fd),
+    };
     let err = child.stderr.take().map(IntoRawFd::into_raw_fd);
     let mut pump = Pump::new(plan, out, err);
     pump.write_state(&State::pid_line(
@@ -345,11 +383,10 @@ impl Pump {
             if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
             }
-            if n == 0 {
-                // End of the stream.
-                if let Some(last) = self.pipes[i].splitter.finish() {
-                    lines.push(last);
-                }
+            // A terminal whose other end is closed reads as EIO.
+            if n == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EIO) {
+                // End of the stream. A last line without a newline waits
+                // for `finish`, which knows how the application ended.
                 // SAFETY: the descriptor is ours and used no more.
                 unsafe { libc::close(fd) };
                 self.pipes[i].fd = None;
@@ -432,18 +469,6 @@ impl Pump {
         let lowers: Vec<Lower> = (0..self.plan.role.replica)
             .map(|k| lower_state(&dir, self.plan.role.rank, k))
             .collect();
-        if lowers
-            .iter()
-            .any(|l| matches!(l, Lower::Ended(done) if done.normal))
-        {
-            // Its streams are complete and printed: nothing for us to print.
-            self.never = true;
-            for pipe in &mut self.pipes {
-                pipe.held.clear();
-                pipe.held_bytes = 0;
-            }
-            return true;
-        }
         let mut printed = [0u64; 2];
         for lower in &lowers {
             let p = match lower {
@@ -453,7 +478,13 @@ impl Pump {
             };
             printed = [printed[0].max(p[0]), printed[1].max(p[1])];
         }
-        if lowers.iter().all(|l| matches!(l, Lower::Ended(_))) {
+        // A lower replica that ended normally printed its complete streams:
+        // nothing is left for this one to print (what it holds past them
+        // is extra output, reported as a divergence).
+        let complete = lowers
+            .iter()
+            .any(|l| matches!(l, Lower::Ended(done) if done.normal));
+        if !complete && lowers.iter().all(|l| matches!(l, Lower::Ended(_))) {
             self.take_over(printed);
             return true;
         }
@@ -464,7 +495,8 @@ impl Pump {
                 }
             }
         }
-        false
+        self.never = complete;
+        complete
     }
 
     /// Becomes the printer from line `from` of each stream: prints the
@@ -506,6 +538,18 @@ impl Pump {
     fn finish(&mut self, status: ExitStatus) {
         let end = end_of(status, &self.plan);
         let normal = end == End::Normal;
+        for i in 0..2 {
+            let Some(last) = self.pipes[i].splitter.finish() else {
+                continue;
+            };
+            // A printer that died in the middle of a line (a SIGKILL while
+            // stdio's buffer held half of it) leaves the whole line to the
+            // replica that takes over; otherwise the last line counts as
+            // it is, as a plain run shows it.
+            if normal || self.plan.mode == OutputMode::All || !self.printer {
+                self.handle(i, vec![last]);
+            }
+        }
         if end == End::Failed && !self.printer && self.plan.mode == OutputMode::Once {
             // Drop what the printer printed meanwhile (or take over, if
             // every lower replica ended abnormally too).

@@ -76,8 +76,16 @@ pub fn run(
             Ok(())
         });
     }
+    let mut terminal = None;
     if let Some(plan) = &output {
-        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let stdout = match output::terminal_for_stdout() {
+            Some((master, slave)) => {
+                terminal = Some(master);
+                Stdio::from(slave)
+            }
+            None => Stdio::piped(),
+        };
+        command.stdout(stdout).stderr(Stdio::piped());
         if plan.shares_stdin() {
             command.stdin(Stdio::piped());
         }
@@ -89,13 +97,16 @@ pub fn run(
             return ExitCode::from(127);
         }
     };
+    // The command holds the terminal's application end: closing it lets
+    // the pump see the end of the application's stdout.
+    drop(command);
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     release_pmi_socket();
     if let (Some(plan), Some(stdin)) = (&output, child.stdin.take()) {
         output::feed_stdin(plan, stdin);
     }
     let status = match output {
-        Some(plan) => output::pump(&mut child, plan),
+        Some(plan) => output::pump(&mut child, plan, terminal),
         None => child.wait(),
     };
     match status {

@@ -8,9 +8,13 @@
  *                without a newline; the others nothing (so that the
  *                launcher has no other line to put between the pieces)
  *   stdin        rank 0 echoes every stdin line as "got: LINE"
- *   die N K      N lines per rank, one per 20 ms, flushed, with a barrier
+ *   die N K [buffered]
+ *                N lines per rank, one per 20 ms, flushed, with a barrier
  *                after each; replica 0 of rank 0 SIGKILLs itself after
- *                its line K (a fail-over of the printing replica)
+ *                its line K (a fail-over of the printing replica).
+ *                "buffered": 100-byte lines in a 4096-byte stdio buffer,
+ *                never flushed (the pipe gets blocks that end mid-line,
+ *                and the victim's last block is lost with it)
  *   crash        3 lines per rank; replica 1 of rank 0 writes a message
  *                on stderr and aborts after its line 2
  */
@@ -70,11 +74,18 @@ int main(int argc, char **argv) {
         int n = argc > 2 ? atoi(argv[2]) : 20;
         int k = argc > 3 ? atoi(argv[3]) : 10;
         int victim = rank == 0 && replica() == 0;
+        int buffered = argc > 4 && strcmp(argv[4], "buffered") == 0;
+        /* Fully buffered whatever stdout is (MPICH's processes flush at
+         * every line, Open MPI's write to a terminal). */
+        if (buffered) setvbuf(stdout, NULL, _IOFBF, 4096);
         for (int i = 1; i <= n; i++) {
-            printf("rank %d line %d\n", rank, i);
-            fflush(stdout);
+            if (buffered)
+                printf("rank %d line %d %0*d\n", rank, i, 80, i);
+            else
+                printf("rank %d line %d\n", rank, i);
+            if (!buffered) fflush(stdout);
             if (victim && i == k) raise(SIGKILL);
-            usleep(20000);
+            usleep(buffered ? 2000 : 20000);
             MPI_Barrier(MPI_COMM_WORLD);
         }
     } else if (strcmp(mode, "crash") == 0) {
