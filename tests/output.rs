@@ -26,7 +26,9 @@ fn lines_of(text: &str, rank: u32) -> Vec<&str> {
 /// The plain run's per-rank stdout (from per-process files).
 fn plain(mpi: Mpi, args: &[&str]) -> Job {
     let exe = compile(mpi, "output");
-    let job = Launch::plain(mpi, RANKS, &exe).args(args.iter().copied()).run();
+    let job = Launch::plain(mpi, RANKS, &exe)
+        .args(args.iter().copied())
+        .run();
     job.assert_success();
     assert_eq!(job.ranks.len() as u32, RANKS, "{job:#?}");
     job
@@ -267,7 +269,15 @@ fn stdin_reaches_every_replica_of_rank_zero(mpi: Mpi, degree: u32) {
     let mut child = Command::new("timeout")
         .args(["-k", "5", "90"])
         .arg(common::redio_bin())
-        .args(["run", "--mpi", mpi.key(), "-n", "2", "-r", &degree.to_string()])
+        .args([
+            "run",
+            "--mpi",
+            mpi.key(),
+            "-n",
+            "2",
+            "-r",
+            &degree.to_string(),
+        ])
         .arg("--")
         .arg(&exe)
         .arg("stdin")

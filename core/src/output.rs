@@ -449,7 +449,10 @@ mod tests {
     #[test]
     fn lines_are_whole_across_reads_and_a_final_partial_line_is_kept() {
         let (lines, rest) = split(&[b"ab", b"c\nde", b"f\n\nxy"]);
-        assert_eq!(lines, vec![b"abc\n".to_vec(), b"def\n".to_vec(), b"\n".to_vec()]);
+        assert_eq!(
+            lines,
+            vec![b"abc\n".to_vec(), b"def\n".to_vec(), b"\n".to_vec()]
+        );
         assert_eq!(rest, Some(b"xy".to_vec()));
         let (lines, rest) = split(&[b"one\n"]);
         assert_eq!(lines, vec![b"one\n".to_vec()]);
@@ -513,11 +516,20 @@ mod tests {
             lines.iter().map(|l| LineRecord::of(l.as_bytes())).collect()
         };
         let a = recs(&["1\n", "2\n", "3\n"]);
-        assert_eq!(first_difference(&a, &recs(&["1\n", "2\n", "3\n"]), true), None);
-        assert_eq!(first_difference(&a, &recs(&["1\n", "x\n", "3\n"]), true), Some(1));
+        assert_eq!(
+            first_difference(&a, &recs(&["1\n", "2\n", "3\n"]), true),
+            None
+        );
+        assert_eq!(
+            first_difference(&a, &recs(&["1\n", "x\n", "3\n"]), true),
+            Some(1)
+        );
         assert_eq!(first_difference(&a, &recs(&["1\n"]), false), None);
         assert_eq!(first_difference(&a, &recs(&["1\n"]), true), Some(1));
-        assert_eq!(first_difference(&a, &recs(&["1\n", "2\n", "3\n", "4\n"]), true), Some(3));
+        assert_eq!(
+            first_difference(&a, &recs(&["1\n", "2\n", "3\n", "4\n"]), true),
+            Some(3)
+        );
     }
 
     #[test]

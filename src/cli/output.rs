@@ -67,7 +67,12 @@ fn launcher_rank_and_size() -> Option<(u32, u32)> {
             .iter()
             .find_map(|name| std::env::var(name).ok()?.trim().parse::<u32>().ok())
     };
-    let rank = var(&["PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"])?;
+    let rank = var(&[
+        "PMI_RANK",
+        "OMPI_COMM_WORLD_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+    ])?;
     let size = var(&["PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"])?;
     Some((rank, size))
 }
@@ -574,9 +579,8 @@ impl Pump {
                     break;
                 }
                 let dir = self.plan.run_dir.clone().unwrap_or_default();
-                let missing = (0..self.plan.role.replica).any(|k| {
-                    matches!(lower_state(&dir, self.plan.role.rank, k), Lower::Missing)
-                });
+                let missing = (0..self.plan.role.replica)
+                    .any(|k| matches!(lower_state(&dir, self.plan.role.rank, k), Lower::Missing));
                 if missing && since.elapsed() > MISSING_GRACE {
                     break;
                 }
@@ -598,9 +602,8 @@ fn lower_state(dir: &Path, rank: u32, replica: u32) -> Lower {
         return Lower::Missing;
     };
     let state = State::parse(&text);
-    let counts = || {
-        Stream::BOTH.map(|stream| record_count(&index_path(dir, rank, replica, stream)))
-    };
+    let counts =
+        || Stream::BOTH.map(|stream| record_count(&index_path(dir, rank, replica, stream)));
     let prints = replica == 0 || state.took_over.is_some();
     if let Some(done) = state.done {
         return Lower::Ended(done);

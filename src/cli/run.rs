@@ -142,8 +142,7 @@ pub fn run(args: RunArgs) -> ExitCode {
 /// Reports the outcome; returns the exit code ([`outcome::judge`]).
 fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
     let code = summary.exit_code;
-    let notable =
-        code != 0 || summary.had_failures() || !summary.output_divergences.is_empty();
+    let notable = code != 0 || summary.had_failures() || !summary.output_divergences.is_empty();
     let written = write_summary(args, run_dir, summary, notable);
     if !notable {
         if args.summary.is_none() {
@@ -276,7 +275,10 @@ fn job_environment(
             outcome::ENV_RUN_DIR.to_string(),
             run_dir.display().to_string(),
         ),
-        (output::ENV_OUTPUT.to_string(), args.output.key().to_string()),
+        (
+            output::ENV_OUTPUT.to_string(),
+            args.output.key().to_string(),
+        ),
     ];
     if let Some(layout) = &args.layout {
         env.push(("REDIO_REPLICATION_LAYOUT".into(), layout.clone()));
