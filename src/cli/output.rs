@@ -132,9 +132,10 @@ impl Plan {
 /// feeds world rank 0 only (MPICH's Hydra and Open MPI alike; the other
 /// processes get an empty stdin, or under Hydra one that never ends), so
 /// another replica of that logical rank read nothing, or waited forever.
-/// World rank 0's `redio exec` copies its stdin into `stdin` in the run
-/// directory (and `stdin.eof` at its end); every replica's `redio exec`,
-/// world rank 0's included, feeds its application from that file.
+/// World rank 0's `redio exec` passes its stdin to its application and
+/// appends it to `stdin` in the run directory (`stdin.eof` at its end, or
+/// when the application closed its stdin); the other replicas' `redio
+/// exec` feed their application from that file.
 pub fn feed_stdin(plan: &Plan, child_stdin: std::process::ChildStdin) {
     let Some(dir) = plan.run_dir.clone() else {
         return;
@@ -142,13 +143,30 @@ pub fn feed_stdin(plan: &Plan, child_stdin: std::process::ChildStdin) {
     let copy = dir.join("stdin");
     let eof = dir.join("stdin.eof");
     if plan.role.world_rank == Some(0) {
-        let (copy, eof) = (copy.clone(), eof.clone());
+        // Straight from this process's stdin, as fast as its application
+        // reads (the launcher reads no further ahead than that either);
+        // into the copy first, so the others are never behind it.
         std::thread::spawn(move || {
-            if let Ok(mut file) = OpenOptions::new().create(true).append(true).open(&copy) {
-                let _ = io::copy(&mut io::stdin().lock(), &mut file);
+            use std::io::Read;
+            let mut child_stdin = child_stdin;
+            let file = OpenOptions::new().create(true).append(true).open(&copy);
+            let (Ok(mut file), mut buf) = (file, vec![0u8; 1 << 16]) else {
+                let _ = File::create(&eof);
+                return;
+            };
+            loop {
+                let n = match io::stdin().lock().read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let _ = file.write_all(&buf[..n]);
+                if child_stdin.write_all(&buf[..n]).is_err() {
+                    break; // The application closed its stdin.
+                }
             }
             let _ = File::create(&eof);
         });
+        return;
     }
     std::thread::spawn(move || {
         use std::io::Read;
@@ -447,7 +465,7 @@ impl Pump {
         }
         // Printed first, recorded after: a printer's record count is the
         // number of lines it printed.
-        write_fd(pipe.out, &out);
+        write_lines(pipe.out, &out);
         if let Some(file) = &mut pipe.records {
             let _ = file.write_all(&records);
         }
@@ -533,7 +551,7 @@ impl Pump {
                 }
             }
             pipe.held_bytes = 0;
-            write_fd(pipe.out, &out);
+            write_lines(pipe.out, &out);
         }
     }
 
@@ -570,7 +588,7 @@ impl Pump {
                 out.extend_from_slice(prefix.as_bytes());
                 out.extend_from_slice(&line);
             }
-            write_fd(2, &out);
+            write_lines(2, &out);
         }
         if normal && self.plan.mode == OutputMode::Once && self.plan.run_dir.is_some() {
             let since = Instant::now();
@@ -677,6 +695,37 @@ fn end_of(status: ExitStatus, plan: &Plan) -> End {
     }
 }
 
+/// Writes whole lines so that the launcher, which forwards what it reads
+/// from each process as it comes, never gets half a line: to a pipe in
+/// writes of at most `PIPE_BUF` bytes that end at a line's end (atomic),
+/// to a terminal one line per write (as a line-buffered program writes;
+/// a terminal takes a large write in pieces). A line longer than that goes
+/// in one write, and may reach the launcher in pieces, as without redio.
+fn write_lines(fd: RawFd, bytes: &[u8]) {
+    // SAFETY: isatty has no preconditions.
+    let limit = if unsafe { libc::isatty(fd) } == 1 {
+        1
+    } else {
+        libc::PIPE_BUF
+    };
+    let mut start = 0;
+    while start < bytes.len() {
+        let rest = &bytes[start..];
+        let window = &rest[..rest.len().min(limit)];
+        let end = match window.iter().rposition(|&b| b == b'\n') {
+            Some(pos) if rest.len() > limit => pos + 1,
+            _ if rest.len() <= limit => rest.len(),
+            // One line longer than the limit: up to its end.
+            _ => rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |pos| pos + 1),
+        };
+        write_fd(fd, &rest[..end]);
+        start += end;
+    }
+}
+
 /// Writes all of `bytes` to `fd`; errors (a closed stdout) drop the rest.
 fn write_fd(fd: RawFd, mut bytes: &[u8]) {
     while !bytes.is_empty() {
@@ -720,6 +769,40 @@ fn host_name() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_written_in_pieces_arrive_whole_and_in_order() {
+        let mut text = Vec::new();
+        for i in 0..300 {
+            text.extend_from_slice(format!("line {i} {}\n", "x".repeat(i % 50)).as_bytes());
+        }
+        text.extend_from_slice(&[b'y'; 9000]);
+        text.extend_from_slice(b"\nlast without newline");
+        let mut fds = [0; 2];
+        // SAFETY: pipe writes two descriptors into `fds`.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, writer) = (fds[0], fds[1]);
+        let expected = text.clone();
+        let thread = std::thread::spawn(move || {
+            write_lines(writer, &text);
+            // SAFETY: the descriptor is this thread's.
+            unsafe { libc::close(writer) };
+        });
+        let mut got = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            // SAFETY: `buf` is writable for its length.
+            let n = unsafe { libc::read(reader, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n as usize]);
+        }
+        thread.join().unwrap();
+        // SAFETY: ours.
+        unsafe { libc::close(reader) };
+        assert_eq!(got, expected);
+    }
 
     #[test]
     fn this_process_has_a_start_time_and_a_made_up_one_does_not() {
