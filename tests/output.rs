@@ -347,6 +347,8 @@ fn a_printer_death_loses_no_line(mpi: Mpi, configurations: &[(u32, &str)], trial
                 );
             }
             assert_eq!(job.stdout.lines().count(), 40, "{what}:\n{}", job.stdout);
+            // The retired and dead replicas' shorter streams are no divergence.
+            assert!(!job.stderr.contains("diverge"), "{what}:\n{}", job.stderr);
         }
     }
 }
@@ -371,6 +373,7 @@ fn a_printer_death_with_unflushed_output(mpi: Mpi, degree: u32, layout: &str) {
         assert_eq!(lines_of(&job.stdout, rank), expected, "{mpi:?} rank {rank}");
     }
     assert_eq!(job.stdout.lines().count(), 400, "{}", job.stdout);
+    assert!(!job.stderr.contains("diverge"), "{}", job.stderr);
 }
 
 #[test]
