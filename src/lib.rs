@@ -14,4 +14,4 @@
 //! once per MPI implementation.
 
 pub mod cli;
-pub use redio_core::{config, fsclass, join, outcome, startup, topology};
+pub use redio_core::{config, fsclass, join, outcome, output, startup, topology};

@@ -156,11 +156,13 @@ fn installed_tree_runs_a_replicated_job() {
         stderr.contains("redio: 4 processes = 2 ranks x 2 replicas (block)"),
         "{stderr}"
     );
+    // Each line once (`--output once`, the default): one per logical rank,
+    // not one per process.
     assert_eq!(
         String::from_utf8_lossy(&output.stdout)
             .matches("bcast 4242")
             .count(),
-        4
+        2
     );
 }
 

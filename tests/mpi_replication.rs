@@ -1,6 +1,11 @@
 //! Replicated MPI programs: under redio with `r` replicas, every replica
 //! prints exactly what a plain `N`-rank run prints.
 //!
+//! The jobs run with `--output all` (the harness's default), so that each
+//! replica's stdout reaches its own file, every line prefixed with the
+//! replica that printed it; tests/output.rs checks the default, each line
+//! once.
+//!
 //! Each C program in `tests/programs/` runs plain with `N` ranks, then under
 //! `redio run` with r=1, 2 and 3 in block and cyclic layouts. MPICH runs the
 //! full set, Open MPI 4.1 and Open MPI 5 (with `--with-ft ulfm`) a
@@ -53,6 +58,14 @@ fn replicas_match_plain_run(mpi: Mpi, program: &str) {
                 "{program} under {mpi:?} r={degree} {layout}: world rank {world} \
                  (replica {}, rank {}) differs from plain rank {}",
                 placement.replica, placement.rank, placement.rank
+            );
+            // `--output all`: every line came from the replica it names.
+            assert_eq!(
+                job.replicas.get(world),
+                Some(&placement.replica),
+                "{program} under {mpi:?} r={degree} {layout}: world rank {world}'s lines \
+                 must carry the prefix [replica {}]",
+                placement.replica
             );
         }
         let startup = format!(

@@ -23,6 +23,7 @@ pub mod config;
 pub mod fsclass;
 pub mod join;
 pub mod outcome;
+pub mod output;
 pub mod plan;
 pub mod signals;
 pub mod startup;

@@ -2,10 +2,13 @@
 //!
 //! It is the last hop of every launch: `mpiexec … redio exec -- APP`. The
 //! launcher itself never gets the preload, only the application does. With
-//! `--survive` under MPICH it stays, as the application's parent
+//! `--survive` under MPICH, and with replicas (to print each output line
+//! once, [`super::output`]), it stays as the application's parent
 //! ([`super::supervise`]).
 
 use super::flavour::{find_library, Flavour};
+use super::output;
+use crate::output::OutputMode;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
@@ -58,6 +61,13 @@ pub fn exec(args: ExecArgs) -> ExitCode {
         preload.push(" ");
         preload.push(existing);
     }
+    let mode = match OutputMode::from_env() {
+        Ok(mode) => mode,
+        Err(message) => {
+            eprintln!("redio exec: {message}");
+            return ExitCode::from(2);
+        }
+    };
     let (program, rest) = args.command.split_first().expect("clap requires a command");
     let mut command = Command::new(program);
     command.args(rest).env("LD_PRELOAD", preload);
@@ -70,14 +80,18 @@ pub fn exec(args: ExecArgs) -> ExitCode {
     // be refused. Without the hook UCX only loses its registration cache
     // (RDMA networks). An explicit setting of the user's wins.
     set_default(&mut command, UCX_MMAP_HOOK, "none");
-    if args.survive && flavour == Flavour::Mpich {
+    let survive = args.survive && flavour == Flavour::Mpich;
+    if survive {
         set_default(&mut command, UCX_RNDV_THRESH, "inf");
+    }
+    let output = output_plan(mode);
+    if survive || output.is_some() {
         // The application is this process's child, not this process.
         command.env(
             crate::outcome::ENV_EXEC_PID,
             format!("parent:{}", std::process::id()),
         );
-        return super::supervise::run(command, &program.to_string_lossy());
+        return super::supervise::run(command, &program.to_string_lossy(), output, survive);
     }
     let error = command.exec();
     eprintln!(
@@ -85,6 +99,25 @@ pub fn exec(args: ExecArgs) -> ExitCode {
         program.to_string_lossy()
     );
     ExitCode::from(127)
+}
+
+/// How this process's output must be handled, or `None` when it passes
+/// through untouched: one replica (`once` has nothing to deduplicate), or
+/// a placement `redio exec` cannot know (see [`output::role_from_env`]).
+fn output_plan(mode: OutputMode) -> Option<output::Plan> {
+    let role = output::role_from_env()?;
+    if mode == OutputMode::Once && role.degree < 2 {
+        return None;
+    }
+    Some(output::Plan {
+        mode,
+        role,
+        // Another node's processes cannot reach the run directory of
+        // `redio run` (it is in that node's temporary directory).
+        run_dir: std::env::var_os(crate::outcome::ENV_RUN_DIR)
+            .map(std::path::PathBuf::from)
+            .filter(|dir| dir.is_dir()),
+    })
 }
 
 /// Sets `name` to `value` for the application unless the user set it.

@@ -7,6 +7,7 @@ pub mod flavour;
 pub mod info;
 pub mod join;
 pub mod launcher_watch;
+pub mod output;
 pub mod parity;
 pub mod parity_workers;
 pub mod progress_bar;

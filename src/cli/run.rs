@@ -14,6 +14,7 @@ use super::flavour::Flavour;
 use super::launcher_watch;
 use crate::config::{Config, Layout, OnReplicaFailure, Source};
 use crate::outcome::{self, Summary};
+use crate::output::{self, OutputMode};
 use crate::topology::{Topology, DEGREE_RANGE};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -47,9 +48,19 @@ pub struct RunArgs {
     /// Without it, a run with failures leaves it in its run directory.
     #[arg(long)]
     pub summary: Option<PathBuf>,
+    /// What the job's stdout and stderr show: `once`, each application
+    /// line once, whole, from one replica of each logical rank (as a plain
+    /// run prints it); `all`, every replica's lines, each prefixed with
+    /// `[replica K] `.
+    #[arg(long, value_name = "once|all", default_value = "once", value_parser = parse_output)]
+    pub output: OutputMode,
     /// The application and its arguments.
     #[arg(last = true, required = true)]
     pub command: Vec<OsString>,
+}
+
+fn parse_output(value: &str) -> Result<OutputMode, String> {
+    OutputMode::from_key(value).ok_or_else(|| format!("`{value}`: expected `once` or `all`"))
 }
 
 /// Runs `redio run`; returns the exit code [`outcome::judge`] draws: the
@@ -107,7 +118,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
     };
     let place = |w: u32| shape.place(w);
-    let summary = outcome::judge(
+    let mut summary = outcome::judge(
         &outcome::read_run(&run_dir),
         &outcome::Shape {
             ranks: args.ranks,
@@ -116,13 +127,22 @@ pub fn run(args: RunArgs) -> ExitCode {
         },
         &seen,
     );
+    let complete = |rank: u32, replica: u32| {
+        summary.processes.iter().any(|p| {
+            p.process.rank == rank
+                && p.process.replica == replica
+                && (p.finished || (p.end == "exit" && !p.started))
+        })
+    };
+    let divergences = output::find_divergences(&run_dir, args.ranks, shape.degree, &complete);
+    summary.output_divergences = divergences;
     ExitCode::from(conclude(&args, &run_dir, &summary))
 }
 
 /// Reports the outcome; returns the exit code ([`outcome::judge`]).
 fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
     let code = summary.exit_code;
-    let notable = code != 0 || summary.had_failures();
+    let notable = code != 0 || summary.had_failures() || !summary.output_divergences.is_empty();
     let written = write_summary(args, run_dir, summary, notable);
     if !notable {
         if args.summary.is_none() {
@@ -151,6 +171,12 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
             } else {
                 ""
             }
+        );
+    }
+    for divergence in &summary.output_divergences {
+        eprintln!(
+            "redio run: warning: replicas diverge: {}",
+            divergence.describe()
         );
     }
     if let Some(path) = written {
@@ -184,7 +210,7 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
         } else {
             eprintln!("redio run: error: the job did not complete");
         }
-    } else if code == 0 {
+    } else if code == 0 && summary.had_failures() {
         eprintln!("redio run: the job completed on the surviving replicas ({launcher} ignored)");
     }
     if code != 0 {
@@ -248,6 +274,10 @@ fn job_environment(
         (
             outcome::ENV_RUN_DIR.to_string(),
             run_dir.display().to_string(),
+        ),
+        (
+            output::ENV_OUTPUT.to_string(),
+            args.output.key().to_string(),
         ),
     ];
     if let Some(layout) = &args.layout {

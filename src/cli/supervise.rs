@@ -1,6 +1,9 @@
-//! `redio exec --survive` under MPICH: the application runs as a child of `redio
-//! exec`, which waits for it and leaves with its status; a death by a
-//! signal becomes an exit with 128 + signal.
+//! `redio exec` as the application's parent: the application runs as a
+//! child of `redio exec`, which waits for it and leaves with its status; a
+//! death by a signal becomes an exit with 128 + signal. Used by `--survive`
+//! under MPICH (below) and, with replicas, to own the application's stdout
+//! and stderr ([`super::output`]: each line once, or every replica's
+//! prefixed).
 //!
 //! Why: MPICH's process manager (Hydra 4.0.2, `hydra_pmi_proxy`) reaps its
 //! children after every event it handles (an output line, a closed socket)
@@ -19,10 +22,11 @@
 //! supervisor (`PR_SET_PDEATHSIG`), and the supervisor lets go of the PMI
 //! socket so that MPICH still sees the application's own death at once.
 
+use super::output;
 use redio_core::signals::set_handler;
 use std::io;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Command, ExitCode, ExitStatus};
+use std::process::{Command, ExitCode, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The application's process id, for the signal handlers (0: not started).
@@ -44,8 +48,18 @@ const FORWARDED: [i32; 5] = [
 const ABSORBED: [i32; 2] = [libc::SIGUSR1, libc::SIGPIPE];
 
 /// Runs `command` as a child, waits for it and returns its status as an
-/// exit code (128 + signal for a death by a signal).
-pub fn run(mut command: Command, program: &str) -> ExitCode {
+/// exit code. With `output`, the child's stdout and stderr are pipes that
+/// [`super::output::pump`] reads. A death by a signal becomes an exit with
+/// 128 + signal when `signal_as_exit` (MPICH's `--survive`); otherwise
+/// this process dies by the same signal, so that the launcher sees what
+/// it would have seen without it (Open MPI 5 reports a death by a signal
+/// to the survivors at once, a non-zero exit not at all).
+pub fn run(
+    mut command: Command,
+    program: &str,
+    output: Option<output::Plan>,
+    signal_as_exit: bool,
+) -> ExitCode {
     install_handlers();
     let supervisor = std::process::id();
     // SAFETY: prctl and getppid are async-signal-safe; nothing else runs
@@ -62,6 +76,20 @@ pub fn run(mut command: Command, program: &str) -> ExitCode {
             Ok(())
         });
     }
+    let mut terminal = None;
+    if let Some(plan) = &output {
+        let stdout = match output::terminal_for_stdout() {
+            Some((master, slave)) => {
+                terminal = Some(master);
+                Stdio::from(slave)
+            }
+            None => Stdio::piped(),
+        };
+        command.stdout(stdout).stderr(Stdio::piped());
+        if plan.shares_stdin() {
+            command.stdin(Stdio::piped());
+        }
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
@@ -69,10 +97,25 @@ pub fn run(mut command: Command, program: &str) -> ExitCode {
             return ExitCode::from(127);
         }
     };
+    // The command holds the terminal's application end: closing it lets
+    // the pump see the end of the application's stdout.
+    drop(command);
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     release_pmi_socket();
-    match child.wait() {
-        Ok(status) => ExitCode::from(exit_code(status, program)),
+    if let (Some(plan), Some(stdin)) = (&output, child.stdin.take()) {
+        output::feed_stdin(plan, stdin);
+    }
+    let status = match output {
+        Some(plan) => output::pump(&mut child, plan, terminal),
+        None => child.wait(),
+    };
+    match status {
+        Ok(status) => {
+            if let (false, Some(signal)) = (signal_as_exit, status.signal()) {
+                die_by(signal);
+            }
+            ExitCode::from(exit_code(status, program))
+        }
         Err(error) => {
             eprintln!("redio exec: cannot wait for {program}: {error}");
             ExitCode::from(1)
@@ -92,6 +135,26 @@ fn exit_code(status: ExitStatus, program: &str) -> u8 {
         CHILD.load(Ordering::SeqCst)
     );
     (128 + signal).clamp(0, 255) as u8
+}
+
+/// Ends this process by `signal`, without a core dump of its own (the
+/// application's was its own). Returns only if the signal does not kill.
+fn die_by(signal: i32) {
+    // SAFETY: resetting a disposition, lowering our own core limit,
+    // unblocking and raising a signal on ourselves.
+    unsafe {
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::signal(signal, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(signal);
+    }
 }
 
 /// Closes this process's copy of MPICH's PMI socket (`PMI_FD`): Hydra
@@ -149,6 +212,6 @@ mod tests {
     fn a_supervised_program_killed_by_a_signal_exits_with_128_plus_signal() {
         let mut command = Command::new("sh");
         command.args(["-c", "kill -KILL $$"]);
-        assert_eq!(run(command, "sh"), ExitCode::from(137));
+        assert_eq!(run(command, "sh", None, true), ExitCode::from(137));
     }
 }

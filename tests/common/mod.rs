@@ -3,6 +3,12 @@
 //! collects each process's stdout from its own file (launcher labels on a
 //! shared stream interleave).
 //!
+//! Under redio, jobs run with `--output all` (`REDIO_OUTPUT=all` for
+//! launcher lines with `redio exec`) unless a test chooses otherwise, so
+//! that every replica's stdout can be checked: each line then carries its
+//! `[replica K] ` prefix, which [`Job::ranks`] has stripped after checking
+//! that every line of a process has the same one ([`Job::replicas`]).
+//!
 //! Every launch runs under `timeout`, so a hang fails the test in bounded
 //! time, and launches are serialised: the machine has 2 cores and MPICH
 //! busy-polls.
@@ -287,8 +293,12 @@ pub struct Job {
     pub stdout: String,
     /// Everything written to stderr (launcher and ranks).
     pub stderr: String,
-    /// Each world rank's stdout, by world rank.
+    /// Each world rank's stdout, by world rank (`[replica K] ` prefixes
+    /// stripped).
     pub ranks: BTreeMap<u32, String>,
+    /// The replica named by the prefixes of each world rank's stdout
+    /// (`--output all`), for the world ranks that printed any.
+    pub replicas: BTreeMap<u32, u32>,
 }
 
 impl Job {
@@ -321,6 +331,12 @@ pub struct Launch<'a> {
     pub timeout: u32,
     /// Under redio: more arguments for `redio run` (e.g. `--summary F`).
     pub redio_args: Vec<String>,
+    /// Under redio: the output mode (`redio run --output`, `REDIO_OUTPUT`
+    /// for launcher lines); default `all`.
+    pub output: &'a str,
+    /// Every process's stdout in its own file ([`Job::ranks`]); false: all
+    /// in the launcher's stdout ([`Job::stdout`]), as a user sees it.
+    pub per_rank_files: bool,
 }
 
 impl<'a> Launch<'a> {
@@ -345,6 +361,8 @@ impl<'a> Launch<'a> {
             config: None,
             timeout: JOB_TIMEOUT_SECS,
             redio_args: Vec::new(),
+            output: "all",
+            per_rank_files: true,
         }
     }
 
@@ -358,7 +376,22 @@ impl<'a> Launch<'a> {
             config: None,
             timeout: JOB_TIMEOUT_SECS,
             redio_args: Vec::new(),
+            output: "all",
+            per_rank_files: true,
         }
+    }
+
+    /// Under redio: the output mode, `once` or `all` (the default here).
+    pub fn output(mut self, mode: &'a str) -> Self {
+        self.output = mode;
+        self
+    }
+
+    /// Leaves every process's stdout in the launcher's own stdout
+    /// ([`Job::stdout`]), as a user sees it, instead of one file each.
+    pub fn combined(mut self) -> Self {
+        self.per_rank_files = false;
+        self
     }
 
     /// Appends arguments for the program.
@@ -396,7 +429,9 @@ impl<'a> Launch<'a> {
             None => {
                 command.arg(self.mpi.launcher());
                 command.args(self.mpi.base_args());
-                command.args(self.mpi.output_args(&out_dir));
+                if self.per_rank_files {
+                    command.args(self.mpi.output_args(&out_dir));
+                }
             }
             Some((ranks, degree, layout)) => {
                 command
@@ -407,36 +442,83 @@ impl<'a> Launch<'a> {
                 if let Some(config) = &self.config {
                     command.arg("--config").arg(config);
                 }
+                command.args(["--output", self.output]);
                 command.args(&self.redio_args);
-                for arg in self.mpi.output_args(&out_dir) {
-                    command.arg(format!("--launcher-arg={arg}"));
+                if self.per_rank_files {
+                    for arg in self.mpi.output_args(&out_dir) {
+                        command.arg(format!("--launcher-arg={arg}"));
+                    }
                 }
                 command.arg("--");
             }
         }
         command.args(&self.command);
         command.env_remove("REDIO_CONFIG");
-        if self.mpi == Mpi::OpenMpi && self.redio.is_none() && !self.env.is_empty() {
+        let mut env = self.env.clone();
+        if self.redio.is_none() && !env.iter().any(|(name, _)| name == "REDIO_OUTPUT") {
+            // Launcher lines with `redio exec` (harmless for plain ones).
+            env.push(("REDIO_OUTPUT".into(), self.output.into()));
+        }
+        if self.mpi == Mpi::OpenMpi && self.redio.is_none() {
             // mpirun forwards only the variables it is told about (`redio
             // run` passes -x itself, and Open MPI refuses both at once; its
             // processes on this node inherit mpirun's environment).
-            let names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+            let names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
             command.env("OMPI_MCA_mca_base_env_list", names.join(";"));
         }
-        command.envs(self.env.iter().map(|(n, v)| (n, v)));
+        command.envs(env.iter().map(|(n, v)| (n, v)));
         let output = command.output().expect("cannot run timeout(1)");
         let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
         if self.mpi == Mpi::OpenMpi5 {
             // Open MPI 5 also diverts the ranks' stderr into `*.err` files.
             stderr.push_str(&read_rank_stderr(&out_dir));
         }
+        let mut ranks = read_rank_outputs(self.mpi, &out_dir);
+        let mut replicas = BTreeMap::new();
+        for (world, text) in ranks.iter_mut() {
+            let (stripped, replica) = strip_replica_prefixes(text)
+                .unwrap_or_else(|e| panic!("world rank {world}: {e}:\n{text}"));
+            *text = stripped;
+            if let Some(replica) = replica {
+                replicas.insert(*world, replica);
+            }
+        }
         Job {
             code: output.status.code(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr,
-            ranks: read_rank_outputs(self.mpi, &out_dir),
+            ranks,
+            replicas,
         }
     }
+}
+
+/// One process's stdout without its `[replica K] ` prefixes (`--output
+/// all`), and K. Every line must carry the same prefix, or none may.
+pub fn strip_replica_prefixes(text: &str) -> Result<(String, Option<u32>), String> {
+    let mut stripped = String::new();
+    let mut seen: Option<Option<u32>> = None;
+    for line in text.split_inclusive('\n') {
+        let parsed = line.strip_prefix("[replica ").and_then(|rest| {
+            let (number, rest) = rest.split_once("] ")?;
+            Some((number.parse::<u32>().ok()?, rest))
+        });
+        let (replica, rest) = match parsed {
+            Some((replica, rest)) => (Some(replica), rest),
+            None => (None, line),
+        };
+        match seen {
+            None => seen = Some(replica),
+            Some(first) if first != replica => {
+                return Err(format!(
+                    "lines with different replica prefixes ({first:?} and {replica:?})"
+                ))
+            }
+            Some(_) => {}
+        }
+        stripped.push_str(rest);
+    }
+    Ok((stripped, seen.flatten()))
 }
 
 /// Reads `stdout.<rank>` (MPICH), `1/rank.<rank>/stdout` (Open MPI 4) or

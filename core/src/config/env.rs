@@ -64,6 +64,7 @@ mod tests {
             "REDIO_EXTERNAL_RANK",
             "REDIO_EXTERNAL_DEGREE",
             "REDIO_EXTERNAL_SIZE",
+            "REDIO_OUTPUT",
             "REDIO_TEST_TIMEOUT",
             "REDIO_BENCH_ITERATIONS",
             "REDIO_LAUNCHER",

@@ -196,6 +196,9 @@ pub struct Summary {
     /// World ranks `redio run` killed itself: during start-up, or because
     /// they still ran after the launcher had ended.
     pub killed_by_redio_run: Vec<u32>,
+    /// Replicas whose stdout differs from their logical rank's reference
+    /// replica (`crate::output::find_divergences`; filled by `redio run`).
+    pub output_divergences: Vec<crate::output::Divergence>,
 }
 
 /// How the launcher process ended.
@@ -369,6 +372,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
         exited_non_zero: Vec::new(),
         processes: Vec::new(),
         killed_by_redio_run: Vec::new(),
+        output_divergences: Vec::new(),
     }
 }
 
