@@ -30,4 +30,5 @@ mod hdf5;
 mod mpiio;
 mod pnetcdf;
 mod python;
+mod repeat;
 mod stacks;
