@@ -2,7 +2,7 @@
 """MPI-IO collective write and read under redio on the emulated NFS cluster
 (issue 18).
 
-benches/mpiio_loop.c (2 ranks, interleaved 1 MiB stripes through a vector
+benches/mpiio_loop.c (2 ranks by default, interleaved 1 MiB stripes through a vector
 file view, MPI_File_write_all + sync, then MPI_File_read_all of the same
 file after the page cache is dropped) runs under `redio run` in these
 variants, interleaved in every repetition (the order rotates):
@@ -21,7 +21,7 @@ median seconds, min-max and throughput relative to none-r1 of the same
 run, then the machine block.
 
 Usage (as root, after scripts/setup.sh and scripts/build.sh):
-  benches/mpiio.py [--reps 5] [--total-mib 32] [--rate 400mbit] [--topologies shared,separate]
+  benches/mpiio.py [--reps 5] [--total-mib 32] [--ranks 2] [--rate 400mbit] [--topologies shared,separate]
 """
 import argparse
 import os
@@ -61,8 +61,8 @@ def drop_caches():
         f.write("3\n")
 
 
-def run(exe, cfg, degree, total, mode):
-    out = sh(["timeout", "300", REDIO, "run", "--mpi", "mpich", "-n", "2", "-r", str(degree),
+def run(exe, cfg, ranks, degree, total, mode):
+    out = sh(["timeout", "300", REDIO, "run", "--mpi", "mpich", "-n", str(ranks), "-r", str(degree),
               "--config", cfg, "--", exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode])
     line = next(l for l in out.splitlines() if l.startswith(mode + " "))
     words = line.split()
@@ -75,6 +75,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--total-mib", type=int, default=32, help="bytes per rank, MiB")
+    parser.add_argument("--ranks", type=int, default=2, help="logical ranks (processes: ranks x r)")
     parser.add_argument("--rate", default="400mbit")
     parser.add_argument("--topologies", default="shared,separate")
     parser.add_argument("--root", default="/tmp/redio-mpiio")
@@ -100,19 +101,19 @@ def main():
                         path = f"{args.root}/replica{k}/mpiio.dat"
                         if os.path.exists(path):
                             os.remove(path)
-                    times[(name, "write")].append(run(exe, configs[name], degree, total, "write"))
+                    times[(name, "write")].append(run(exe, configs[name], args.ranks, degree, total, "write"))
                     drop_caches()
-                    times[(name, "read")].append(run(exe, configs[name], degree, total, "read"))
+                    times[(name, "read")].append(run(exe, configs[name], args.ranks, degree, total, "read"))
                 print(f"{topology}: repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
             for mode in ("write", "read"):
                 base = statistics.median(times[("none-r1", mode)])
                 for name, degree, read, write in variants:
                     t = times[(name, mode)]
                     med = statistics.median(t)
-                    rows.append((topology, mode, name, med, min(t), max(t), 2 * total / MiB / med, base / med))
+                    rows.append((topology, mode, name, med, min(t), max(t), args.ranks * total / MiB / med, base / med))
         finally:
             sh([CLUSTER, "down", "--root", args.root])
-    print(f"\n2 ranks x {args.total_mib} MiB, 1 MiB stripes, link {args.rate}, {args.reps} repetitions, "
+    print(f"\n{args.ranks} ranks x {args.total_mib} MiB, 1 MiB stripes, link {args.rate}, {args.reps} repetitions, "
           "median (min-max); ratio = throughput / none-r1 of the same cluster\n")
     print("| cluster | operation | variant | seconds | min-max | MiB/s | ratio to none-r1 |")
     print("|---|---|---|---|---|---|---|")
