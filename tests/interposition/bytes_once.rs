@@ -174,80 +174,93 @@ fn shared_bytes_are_written_once_mpich() {
         ),
     ];
     for (source, flavour, degrees, written_once, protocol) in cases {
-        let once = |rank: u32| written_once.replace("{}", &rank.to_string());
-        let exe = compile_flavour(mpi, source, flavour);
-        let name = format!("strace-{}-{}-{protocol}", stem(source), flavour.key());
-        let env = [("REDIO_IO_WRITE", protocol), ("REDIO_IO_CHUNK_SIZE", "64")];
+        written_once_like_plain(mpi, source, flavour, degrees, written_once, protocol);
+    }
+}
 
-        let plain_area = Area::new(&format!("{name}-plain"), false);
-        let trace = plain_area.root.join("trace");
-        let mut command = vec!["-n".to_string(), RANKS.to_string(), "strace".into()];
-        command.extend(strace_prefix(&trace));
-        command.push(exe.display().to_string());
-        command.extend(plain_area.args());
-        let plain = Launch::launcher(mpi, command).timeout(TIMEOUT).run();
-        check_success(&plain, &format!("plain run of {source} under strace"));
-        let plain_bytes = written_bytes(&trace, &plain_area.shared);
-        for rank in 0..RANKS {
-            let file = once(rank);
-            let size = std::fs::metadata(plain_area.shared_file(&file))
-                .unwrap()
-                .len();
-            assert_eq!(
-                plain_bytes.get(&file).copied(),
-                Some(size),
-                "the strace count is wrong: the plain run wrote {file} once; counts: {plain_bytes:?}"
+/// Runs `source` plain and at each of `degrees` under `protocol`, every
+/// process under strace: the bytes that reach each shared file are the
+/// plain run's, and `written_once` (`{}` for the rank), which each rank
+/// writes once front to back, got its size in bytes.
+pub(crate) fn written_once_like_plain(
+    mpi: Mpi,
+    source: &str,
+    flavour: Flavour,
+    degrees: &[u32],
+    written_once: &str,
+    protocol: &str,
+) {
+    let once = |rank: u32| written_once.replace("{}", &rank.to_string());
+    let exe = compile_flavour(mpi, source, flavour);
+    let name = format!("strace-{}-{}-{protocol}", stem(source), flavour.key());
+    let env = [("REDIO_IO_WRITE", protocol), ("REDIO_IO_CHUNK_SIZE", "64")];
+
+    let plain_area = Area::new(&format!("{name}-plain"), false);
+    let trace = plain_area.root.join("trace");
+    let mut command = vec!["-n".to_string(), RANKS.to_string(), "strace".into()];
+    command.extend(strace_prefix(&trace));
+    command.push(exe.display().to_string());
+    command.extend(plain_area.args());
+    let plain = Launch::launcher(mpi, command).timeout(TIMEOUT).run();
+    check_success(&plain, &format!("plain run of {source} under strace"));
+    let plain_bytes = written_bytes(&trace, &plain_area.shared);
+    for rank in 0..RANKS {
+        let file = once(rank);
+        let size = std::fs::metadata(plain_area.shared_file(&file))
+            .unwrap()
+            .len();
+        assert_eq!(
+            plain_bytes.get(&file).copied(),
+            Some(size),
+            "the strace count is wrong: the plain run wrote {file} once; counts: {plain_bytes:?}"
+        );
+    }
+
+    for &degree in degrees {
+        let what = format!("{source} ({flavour:?}) r={degree}, write {protocol}, under strace");
+        let area = Area::new(&format!("{name}-r{degree}"), true);
+        let (job, trace) = replicated_under_strace(mpi, &exe, &area, degree, &env);
+        check_success(&job, &what);
+        let unfolded = written_bytes(&trace, &area.shared);
+        if degree == 1 {
+            let parts: Vec<&String> = unfolded
+                .keys()
+                .filter(|name| name.contains(".redio-part"))
+                .collect();
+            assert!(
+                parts.is_empty(),
+                "{what}: one replica must write the file itself, not parts: {parts:?}"
             );
         }
-
-        for &degree in degrees {
-            let what = format!("{source} ({flavour:?}) r={degree}, write {protocol}, under strace");
-            let area = Area::new(&format!("{name}-r{degree}"), true);
-            let (job, trace) = replicated_under_strace(mpi, &exe, &area, degree, &env);
-            check_success(&job, &what);
-            let unfolded = written_bytes(&trace, &area.shared);
-            if degree == 1 {
-                let parts: Vec<&String> = unfolded
-                    .keys()
-                    .filter(|name| name.contains(".redio-part"))
-                    .collect();
-                assert!(
-                    parts.is_empty(),
-                    "{what}: one replica must write the file itself, not parts: {parts:?}"
-                );
+        let bytes = fold_parts(unfolded);
+        println!("{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}");
+        let mut problems = Vec::new();
+        for (file, &expected) in &plain_bytes {
+            let got = bytes.get(file).copied().unwrap_or(0);
+            if got != expected {
+                problems.push(format!(
+                    "{file}: {got} bytes written instead of {expected} (r x plain would be {})",
+                    expected * u64::from(degree)
+                ));
             }
-            let bytes = fold_parts(unfolded);
-            println!(
-                "{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}"
-            );
-            let mut problems = Vec::new();
-            for (file, &expected) in &plain_bytes {
-                let got = bytes.get(file).copied().unwrap_or(0);
-                if got != expected {
-                    problems.push(format!(
-                        "{file}: {got} bytes written instead of {expected} (r x plain would be {})",
-                        expected * u64::from(degree)
-                    ));
-                }
+        }
+        for (file, got) in &bytes {
+            if !plain_bytes.contains_key(file) {
+                problems.push(format!(
+                    "{file}: {got} bytes written, the plain run wrote none"
+                ));
             }
-            for (file, got) in &bytes {
-                if !plain_bytes.contains_key(file) {
-                    problems.push(format!(
-                        "{file}: {got} bytes written, the plain run wrote none"
-                    ));
-                }
-            }
-            assert!(
-                problems.is_empty(),
-                "{what}: bytes that reached the shared files (strace, write calls on \
-                 their fds):\n  {}",
-                problems.join("\n  ")
-            );
-            for rank in 0..RANKS {
-                let file = once(rank);
-                let size = std::fs::metadata(area.shared_file(&file)).unwrap().len();
-                assert_eq!(bytes.get(&file).copied(), Some(size), "{what}: {file}");
-            }
+        }
+        assert!(
+            problems.is_empty(),
+            "{what}: bytes that reached the shared files (strace, write calls on \
+             their fds):\n  {}",
+            problems.join("\n  ")
+        );
+        for rank in 0..RANKS {
+            let file = once(rank);
+            let size = std::fs::metadata(area.shared_file(&file)).unwrap().len();
+            assert_eq!(bytes.get(&file).copied(), Some(size), "{what}: {file}");
         }
     }
 }

@@ -40,6 +40,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod aio;
 mod bytes_once;
 mod coverage;
 mod faults;
