@@ -2,39 +2,15 @@
 //! written once (not once per replica) under the protocols that write once,
 //! and per file as the YAML rules choose its protocols.
 
+use crate::common::strace::{strace_prefix, written_bytes};
 use crate::common::{compile_flavour, Flavour, Job, Launch, Mpi};
 use crate::support::{
     assert_like_plain, check_success, lines_with, reference, replicated, stem, Area, FSTREAM,
     POSIX, RANKS, RULES, STDIO, TIMEOUT,
 };
 use redio::topology::LayoutKind;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The write system calls that can put bytes into a file.
-const TRACED: [&str; 5] = ["write", "pwrite64", "writev", "pwritev", "pwritev2"];
-
-/// `strace … -o <dir>/t` before the program: one trace file per process
-/// and thread (`-ff`), fds shown with their paths (`-y`), no data (`-s 0`).
-pub(crate) fn strace_prefix(dir: &Path) -> Vec<String> {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut args: Vec<String> = [
-        "-f",
-        "-ff",
-        "--seccomp-bpf",
-        "-y",
-        "-s",
-        "0",
-        "-e",
-        &format!("trace={}", TRACED.join(",")),
-        "-o",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(dir.join("t").display().to_string());
-    args
-}
 
 /// A replicated run like [`replicated`] (block layout), every process under
 /// strace: the job and the directory of its traces, `<area>/trace`.
@@ -57,66 +33,6 @@ pub(crate) fn replicated_under_strace(
         env,
     );
     (job, trace)
-}
-
-/// Sums, per file under `shared`, the byte counts returned by successful
-/// write calls in the traces under `dir`. Lines look like
-/// `pwrite64(5</area/shared/posix.0.dat>, ""..., 500, 1500) = 500`.
-pub(crate) fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
-    let prefix = format!("{}/", shared.display());
-    let mut bytes = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap();
-        // An interrupted call: `write(3</p>, ""..., 10 <unfinished ...>`,
-        // then `<... write resumed>) = 10`.
-        let mut pending: HashMap<String, String> = HashMap::new();
-        for line in text.lines() {
-            let path = if let Some(rest) = line.strip_prefix("<... ") {
-                let call = rest.split(' ').next().unwrap_or("");
-                match pending.remove(call) {
-                    Some(path) => path,
-                    None => continue,
-                }
-            } else {
-                let Some((call, rest)) = line.split_once('(') else {
-                    continue;
-                };
-                if !TRACED.contains(&call) {
-                    continue;
-                }
-                let Some((fd, after)) = rest.split_once('<') else {
-                    continue;
-                };
-                if fd.is_empty() || !fd.chars().all(|c| c.is_ascii_digit()) {
-                    continue;
-                }
-                let Some((path, _)) = after.split_once(">, ") else {
-                    continue;
-                };
-                let path = path.trim_end_matches(" (deleted)").to_string();
-                if line.ends_with("<unfinished ...>") {
-                    pending.insert(call.to_string(), path);
-                    continue;
-                }
-                path
-            };
-            let Some(name) = path.strip_prefix(&prefix) else {
-                continue;
-            };
-            let Some((_, result)) = line.rsplit_once(") = ") else {
-                continue;
-            };
-            let count: i64 = result
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(-1);
-            if count > 0 {
-                *bytes.entry(name.to_string()).or_insert(0) += count as u64;
-            }
-        }
-    }
-    bytes
 }
 
 /// Counts the bytes written into Distributed Separate Write's part files
