@@ -2,39 +2,15 @@
 //! written once (not once per replica) under the protocols that write once,
 //! and per file as the YAML rules choose its protocols.
 
+use crate::common::strace::{strace_prefix, written_bytes};
 use crate::common::{compile_flavour, Flavour, Job, Launch, Mpi};
 use crate::support::{
     assert_like_plain, check_success, lines_with, reference, replicated, stem, Area, FSTREAM,
     POSIX, RANKS, RULES, STDIO, TIMEOUT,
 };
 use redio::topology::LayoutKind;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The write system calls that can put bytes into a file.
-const TRACED: [&str; 5] = ["write", "pwrite64", "writev", "pwritev", "pwritev2"];
-
-/// `strace … -o <dir>/t` before the program: one trace file per process
-/// and thread (`-ff`), fds shown with their paths (`-y`), no data (`-s 0`).
-pub(crate) fn strace_prefix(dir: &Path) -> Vec<String> {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut args: Vec<String> = [
-        "-f",
-        "-ff",
-        "--seccomp-bpf",
-        "-y",
-        "-s",
-        "0",
-        "-e",
-        &format!("trace={}", TRACED.join(",")),
-        "-o",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(dir.join("t").display().to_string());
-    args
-}
 
 /// A replicated run like [`replicated`] (block layout), every process under
 /// strace: the job and the directory of its traces, `<area>/trace`.
@@ -57,66 +33,6 @@ pub(crate) fn replicated_under_strace(
         env,
     );
     (job, trace)
-}
-
-/// Sums, per file under `shared`, the byte counts returned by successful
-/// write calls in the traces under `dir`. Lines look like
-/// `pwrite64(5</area/shared/posix.0.dat>, ""..., 500, 1500) = 500`.
-pub(crate) fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
-    let prefix = format!("{}/", shared.display());
-    let mut bytes = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap();
-        // An interrupted call: `write(3</p>, ""..., 10 <unfinished ...>`,
-        // then `<... write resumed>) = 10`.
-        let mut pending: HashMap<String, String> = HashMap::new();
-        for line in text.lines() {
-            let path = if let Some(rest) = line.strip_prefix("<... ") {
-                let call = rest.split(' ').next().unwrap_or("");
-                match pending.remove(call) {
-                    Some(path) => path,
-                    None => continue,
-                }
-            } else {
-                let Some((call, rest)) = line.split_once('(') else {
-                    continue;
-                };
-                if !TRACED.contains(&call) {
-                    continue;
-                }
-                let Some((fd, after)) = rest.split_once('<') else {
-                    continue;
-                };
-                if fd.is_empty() || !fd.chars().all(|c| c.is_ascii_digit()) {
-                    continue;
-                }
-                let Some((path, _)) = after.split_once(">, ") else {
-                    continue;
-                };
-                let path = path.trim_end_matches(" (deleted)").to_string();
-                if line.ends_with("<unfinished ...>") {
-                    pending.insert(call.to_string(), path);
-                    continue;
-                }
-                path
-            };
-            let Some(name) = path.strip_prefix(&prefix) else {
-                continue;
-            };
-            let Some((_, result)) = line.rsplit_once(") = ") else {
-                continue;
-            };
-            let count: i64 = result
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(-1);
-            if count > 0 {
-                *bytes.entry(name.to_string()).or_insert(0) += count as u64;
-            }
-        }
-    }
-    bytes
 }
 
 /// Counts the bytes written into Distributed Separate Write's part files
@@ -174,80 +90,93 @@ fn shared_bytes_are_written_once_mpich() {
         ),
     ];
     for (source, flavour, degrees, written_once, protocol) in cases {
-        let once = |rank: u32| written_once.replace("{}", &rank.to_string());
-        let exe = compile_flavour(mpi, source, flavour);
-        let name = format!("strace-{}-{}-{protocol}", stem(source), flavour.key());
-        let env = [("REDIO_IO_WRITE", protocol), ("REDIO_IO_CHUNK_SIZE", "64")];
+        written_once_like_plain(mpi, source, flavour, degrees, written_once, protocol);
+    }
+}
 
-        let plain_area = Area::new(&format!("{name}-plain"), false);
-        let trace = plain_area.root.join("trace");
-        let mut command = vec!["-n".to_string(), RANKS.to_string(), "strace".into()];
-        command.extend(strace_prefix(&trace));
-        command.push(exe.display().to_string());
-        command.extend(plain_area.args());
-        let plain = Launch::launcher(mpi, command).timeout(TIMEOUT).run();
-        check_success(&plain, &format!("plain run of {source} under strace"));
-        let plain_bytes = written_bytes(&trace, &plain_area.shared);
-        for rank in 0..RANKS {
-            let file = once(rank);
-            let size = std::fs::metadata(plain_area.shared_file(&file))
-                .unwrap()
-                .len();
-            assert_eq!(
-                plain_bytes.get(&file).copied(),
-                Some(size),
-                "the strace count is wrong: the plain run wrote {file} once; counts: {plain_bytes:?}"
+/// Runs `source` plain and at each of `degrees` under `protocol`, every
+/// process under strace: the bytes that reach each shared file are the
+/// plain run's, and `written_once` (`{}` for the rank), which each rank
+/// writes once front to back, got its size in bytes.
+pub(crate) fn written_once_like_plain(
+    mpi: Mpi,
+    source: &str,
+    flavour: Flavour,
+    degrees: &[u32],
+    written_once: &str,
+    protocol: &str,
+) {
+    let once = |rank: u32| written_once.replace("{}", &rank.to_string());
+    let exe = compile_flavour(mpi, source, flavour);
+    let name = format!("strace-{}-{}-{protocol}", stem(source), flavour.key());
+    let env = [("REDIO_IO_WRITE", protocol), ("REDIO_IO_CHUNK_SIZE", "64")];
+
+    let plain_area = Area::new(&format!("{name}-plain"), false);
+    let trace = plain_area.root.join("trace");
+    let mut command = vec!["-n".to_string(), RANKS.to_string(), "strace".into()];
+    command.extend(strace_prefix(&trace));
+    command.push(exe.display().to_string());
+    command.extend(plain_area.args());
+    let plain = Launch::launcher(mpi, command).timeout(TIMEOUT).run();
+    check_success(&plain, &format!("plain run of {source} under strace"));
+    let plain_bytes = written_bytes(&trace, &plain_area.shared);
+    for rank in 0..RANKS {
+        let file = once(rank);
+        let size = std::fs::metadata(plain_area.shared_file(&file))
+            .unwrap()
+            .len();
+        assert_eq!(
+            plain_bytes.get(&file).copied(),
+            Some(size),
+            "the strace count is wrong: the plain run wrote {file} once; counts: {plain_bytes:?}"
+        );
+    }
+
+    for &degree in degrees {
+        let what = format!("{source} ({flavour:?}) r={degree}, write {protocol}, under strace");
+        let area = Area::new(&format!("{name}-r{degree}"), true);
+        let (job, trace) = replicated_under_strace(mpi, &exe, &area, degree, &env);
+        check_success(&job, &what);
+        let unfolded = written_bytes(&trace, &area.shared);
+        if degree == 1 {
+            let parts: Vec<&String> = unfolded
+                .keys()
+                .filter(|name| name.contains(".redio-part"))
+                .collect();
+            assert!(
+                parts.is_empty(),
+                "{what}: one replica must write the file itself, not parts: {parts:?}"
             );
         }
-
-        for &degree in degrees {
-            let what = format!("{source} ({flavour:?}) r={degree}, write {protocol}, under strace");
-            let area = Area::new(&format!("{name}-r{degree}"), true);
-            let (job, trace) = replicated_under_strace(mpi, &exe, &area, degree, &env);
-            check_success(&job, &what);
-            let unfolded = written_bytes(&trace, &area.shared);
-            if degree == 1 {
-                let parts: Vec<&String> = unfolded
-                    .keys()
-                    .filter(|name| name.contains(".redio-part"))
-                    .collect();
-                assert!(
-                    parts.is_empty(),
-                    "{what}: one replica must write the file itself, not parts: {parts:?}"
-                );
+        let bytes = fold_parts(unfolded);
+        println!("{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}");
+        let mut problems = Vec::new();
+        for (file, &expected) in &plain_bytes {
+            let got = bytes.get(file).copied().unwrap_or(0);
+            if got != expected {
+                problems.push(format!(
+                    "{file}: {got} bytes written instead of {expected} (r x plain would be {})",
+                    expected * u64::from(degree)
+                ));
             }
-            let bytes = fold_parts(unfolded);
-            println!(
-                "{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}"
-            );
-            let mut problems = Vec::new();
-            for (file, &expected) in &plain_bytes {
-                let got = bytes.get(file).copied().unwrap_or(0);
-                if got != expected {
-                    problems.push(format!(
-                        "{file}: {got} bytes written instead of {expected} (r x plain would be {})",
-                        expected * u64::from(degree)
-                    ));
-                }
+        }
+        for (file, got) in &bytes {
+            if !plain_bytes.contains_key(file) {
+                problems.push(format!(
+                    "{file}: {got} bytes written, the plain run wrote none"
+                ));
             }
-            for (file, got) in &bytes {
-                if !plain_bytes.contains_key(file) {
-                    problems.push(format!(
-                        "{file}: {got} bytes written, the plain run wrote none"
-                    ));
-                }
-            }
-            assert!(
-                problems.is_empty(),
-                "{what}: bytes that reached the shared files (strace, write calls on \
-                 their fds):\n  {}",
-                problems.join("\n  ")
-            );
-            for rank in 0..RANKS {
-                let file = once(rank);
-                let size = std::fs::metadata(area.shared_file(&file)).unwrap().len();
-                assert_eq!(bytes.get(&file).copied(), Some(size), "{what}: {file}");
-            }
+        }
+        assert!(
+            problems.is_empty(),
+            "{what}: bytes that reached the shared files (strace, write calls on \
+             their fds):\n  {}",
+            problems.join("\n  ")
+        );
+        for rank in 0..RANKS {
+            let file = once(rank);
+            let size = std::fs::metadata(area.shared_file(&file)).unwrap().len();
+            assert_eq!(bytes.get(&file).copied(), Some(size), "{what}: {file}");
         }
     }
 }

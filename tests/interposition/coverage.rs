@@ -6,14 +6,15 @@
 use crate::common::{self, compile_flavour, Flavour, Launch, Mpi};
 use crate::stacks::{DIRS, LOCKS};
 use crate::support::{
-    check_success, stem, Area, CHILD, FAULTS, FSTREAM, POSIX, STDIO, THREADS, TIMEOUT, UNSUPPORTED,
+    check_success, stem, Area, AIO, CHILD, FAULTS, FSTREAM, POSIX, STDIO, THREADS, TIMEOUT,
+    UNSUPPORTED,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every program and the flavours it is compiled in.
-const PROGRAMS: [(&str, Flavour); 16] = [
+const PROGRAMS: [(&str, Flavour); 18] = [
     (POSIX, Flavour::O0),
     (POSIX, Flavour::Fortify),
     (POSIX, Flavour::Fortify64),
@@ -30,6 +31,8 @@ const PROGRAMS: [(&str, Flavour); 16] = [
     (DIRS, Flavour::Fortify64),
     (LOCKS, Flavour::Fortify),
     (LOCKS, Flavour::Fortify64),
+    (AIO, Flavour::O0),
+    (AIO, Flavour::Fortify64),
 ];
 
 /// Every entry point of the issue's coverage list, each called by at least
@@ -56,6 +59,9 @@ const COVERAGE: &[&str] = &[
     "closedir",
     // locks (issue 18; fcntl's lock commands go through fcntl)
     "flock", "lockf",
+    // asynchronous I/O and file-system queries (issue 18)
+    "aio_read", "aio_write", "aio_fsync", "aio_error", "aio_return", "aio_suspend", "aio_cancel",
+    "lio_listio", "statfs", "statvfs",
     // stdio streams
     "fopen", "fopen64", "fdopen", "freopen", "freopen64", "fclose", "fileno", "fflush",
     // stdio served through the streams (not hooked themselves)
@@ -82,6 +88,8 @@ const ALSO_HOOKED: &[&str] = &[
     "__fxstatat", "__fxstatat64",
     // _FILE_OFFSET_BITS=64 variants of the issue 18 calls
     "truncate64", "readdir64", "lockf64",
+    "aio_read64", "aio_write64", "aio_fsync64", "aio_error64", "aio_return64", "aio_suspend64",
+    "aio_cancel64", "lio_listio64", "statfs64", "statvfs64",
     // refused on managed files
     "mmap", "mmap64", "sendfile", "sendfile64", "copy_file_range", "splice",
 ];

@@ -34,12 +34,15 @@
 //! (injected faults, errno agreement, divergence), `threads` (threads,
 //! children, refused calls), `stacks` (the calls I/O libraries make:
 //! directories, name calls, locks, serial HDF5, Python's directory
-//! helpers) and `coverage` (hook coverage). `support` holds
-//! what they share; `tests/common/` is the MPI harness of every test binary.
+//! helpers), `aio` (asynchronous I/O and `statfs`/`statvfs`, `io_aio.c`)
+//! and `coverage` (hook coverage). `support` holds
+//! what they share; `tests/common/` is the MPI harness of every test binary
+//! (and `tests/common/strace.rs` the strace byte counter).
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod aio;
 mod bytes_once;
 mod coverage;
 mod faults;

@@ -39,7 +39,7 @@ const WRITE_PROTOCOLS: [&str; 5] = [
     "auto",
 ];
 
-fn replicas_match_plain(
+pub(crate) fn replicas_match_plain(
     mpi: Mpi,
     source: &str,
     flavour: Flavour,

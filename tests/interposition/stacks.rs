@@ -7,7 +7,8 @@
 //! r=2 and r=3, under MPICH and Open MPI 4.1; every replica must print what
 //! the plain run's process of its rank printed.
 
-use crate::bytes_once::{replicated_under_strace, strace_prefix, written_bytes};
+use crate::bytes_once::replicated_under_strace;
+use crate::common::strace::{strace_prefix, written_bytes};
 use crate::common::{compile_flavour, scratch, Flavour, Job, Launch, Mpi};
 use crate::support::{
     assert_same_files, check_success, first_difference, no_skip, reference, replicated, Area,

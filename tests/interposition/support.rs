@@ -27,6 +27,7 @@ pub const FAULTS: &str = "io/io_faults.c";
 pub const RULES: &str = "io/io_rules.c";
 pub const DIVERGE: &str = "io/io_diverge.c";
 pub const PAIRS: &str = "io/io_pairs.c";
+pub const AIO: &str = "io/io_aio.c";
 
 // ---------------------------------------------------------------------------
 // Where a run's files go.

@@ -14,15 +14,21 @@
 //!   byte, and no part is left; parts of an earlier run are joined (or
 //!   dropped under `O_TRUNC`) as documented, and a part a running job holds
 //!   is left alone.
+//!
+//! The comparisons with the plain run (`check_success`, `assert_same_files`)
+//! are `tests/interposition/support.rs`'s, the strace byte counter is
+//! `tests/common/strace.rs`.
 
 #[path = "../common/mod.rs"]
 mod common;
+#[allow(dead_code)] // shared with tests/interposition, which uses all of it
+#[path = "../interposition/support.rs"]
+mod support;
 
 mod mpi4py;
 mod shared_writers;
 
 use common::Job;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// `version: 1` configuration that declares `shared` a shared directory,
@@ -34,17 +40,6 @@ pub fn write_config(path: &Path, shared: &Path, io: &str) {
         shared.display()
     );
     std::fs::write(path, yaml).unwrap();
-}
-
-/// Panics with the job's story unless it exited with 0.
-pub fn check_success(job: &Job, what: &str) {
-    assert!(
-        job.code == Some(0),
-        "{what}: exit {:?}\nstderr:\n{}\nstdout by rank: {:#?}",
-        job.code,
-        job.stderr,
-        job.ranks
-    );
 }
 
 /// Every world rank of a replicated run (`degree` replicas of `ranks`
@@ -65,43 +60,5 @@ pub fn assert_stdout_like_plain(plain: &Job, job: &Job, ranks: u32, degree: u32,
             "{what}: world rank {world} (logical rank {logical}) printed something else \
              than the plain run"
         );
-    }
-}
-
-/// The regular files of `dir` (not below), by name.
-pub fn files_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// The two directories hold the same files with the same bytes.
-pub fn assert_same_files(expected: &Path, actual: &Path, what: &str) {
-    let (expected, actual) = (files_of(expected), files_of(actual));
-    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(names(&actual), names(&expected), "{what}: file names");
-    for (name, bytes) in &expected {
-        let got = &actual[name];
-        if got != bytes {
-            let first = got
-                .iter()
-                .zip(bytes)
-                .position(|(a, b)| a != b)
-                .unwrap_or(got.len().min(bytes.len()));
-            panic!(
-                "{what}: {name} differs from the plain run's: {} bytes instead of {}, \
-                 first difference at byte {first}",
-                got.len(),
-                bytes.len()
-            );
-        }
     }
 }

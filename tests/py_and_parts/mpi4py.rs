@@ -5,18 +5,17 @@
 //! interpreter is `/usr/bin/python3` (a `python3` earlier on the PATH may
 //! have no mpi4py).
 
+use crate::common::strace::{strace_prefix, written_bytes};
 use crate::common::{fresh_dir, repo, Launch, Mpi};
-use crate::{assert_same_files, assert_stdout_like_plain, check_success, write_config};
-use std::collections::{BTreeMap, HashMap};
+use crate::support::{assert_same_files, check_success, no_skip};
+use crate::{assert_stdout_like_plain, write_config};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PYTHON: &str = "/usr/bin/python3";
 const RANKS: u32 = 2;
 const TIMEOUT: u32 = 180;
-
-/// The write system calls that can put bytes into a file.
-const TRACED: [&str; 5] = ["write", "pwrite64", "writev", "pwritev", "pwritev2"];
 
 fn program() -> String {
     repo()
@@ -34,79 +33,6 @@ fn require_mpi4py() {
         ok,
         "{PYTHON} has no mpi4py: install python3-mpi4py (scripts/setup.sh)"
     );
-}
-
-/// `strace … -o DIR/t` before the program: one trace per process (`-ff`),
-/// descriptors with their paths (`-y`), no data (`-s 0`).
-fn strace_prefix(dir: &Path) -> Vec<String> {
-    std::fs::create_dir_all(dir).unwrap();
-    let trace = format!("trace={}", TRACED.join(","));
-    let mut args: Vec<String> = ["-f", "-ff", "--seccomp-bpf", "-y", "-s", "0", "-e", &trace]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push("-o".into());
-    args.push(dir.join("t").display().to_string());
-    args
-}
-
-/// Sums, per file directly under `shared`, the byte counts of successful
-/// write calls in the traces under `dir` (lines like
-/// `write(5</dir/shared/rank-0.dat>, ""..., 65536) = 65536`, or an
-/// interrupted call and its `<... write resumed>) = N`).
-fn written_bytes(dir: &Path, shared: &Path) -> BTreeMap<String, u64> {
-    let prefix = format!("{}/", shared.display());
-    let mut bytes = BTreeMap::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let text = std::fs::read_to_string(entry.path()).unwrap();
-        let mut pending: HashMap<String, String> = HashMap::new();
-        for line in text.lines() {
-            let path = if let Some(rest) = line.strip_prefix("<... ") {
-                let call = rest.split(' ').next().unwrap_or("");
-                match pending.remove(call) {
-                    Some(path) => path,
-                    None => continue,
-                }
-            } else {
-                let Some((call, rest)) = line.split_once('(') else {
-                    continue;
-                };
-                if !TRACED.contains(&call) {
-                    continue;
-                }
-                let Some((fd, after)) = rest.split_once('<') else {
-                    continue;
-                };
-                if fd.is_empty() || !fd.chars().all(|c| c.is_ascii_digit()) {
-                    continue;
-                }
-                let Some((path, _)) = after.split_once(">, ") else {
-                    continue;
-                };
-                let path = path.trim_end_matches(" (deleted)").to_string();
-                if line.ends_with("<unfinished ...>") {
-                    pending.insert(call.to_string(), path);
-                    continue;
-                }
-                path
-            };
-            let Some(name) = path.strip_prefix(&prefix) else {
-                continue;
-            };
-            let Some((_, result)) = line.rsplit_once(") = ") else {
-                continue;
-            };
-            let count: i64 = result
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(-1);
-            if count > 0 {
-                *bytes.entry(name.to_string()).or_insert(0) += count as u64;
-            }
-        }
-    }
-    bytes
 }
 
 /// One run's directory: `shared/` (created before the run: the program
@@ -153,11 +79,15 @@ fn mpi4py_program_runs_replicated_like_plain_and_writes_once_openmpi() {
             job.stderr
         );
         assert_stdout_like_plain(&plain, &job, RANKS, degree, &what);
-        assert_same_files(&plain_shared, &shared, &what);
+        assert_same_files(&plain_shared, &shared, &what, &no_skip);
         let written = written_bytes(&trace, &shared);
-        let expected: BTreeMap<String, u64> = crate::files_of(&plain_shared)
-            .into_iter()
-            .map(|(name, bytes)| (name, bytes.len() as u64))
+        let expected: BTreeMap<String, u64> = std::fs::read_dir(&plain_shared)
+            .unwrap()
+            .flatten()
+            .filter_map(|entry| {
+                let meta = entry.metadata().ok().filter(|m| m.is_file())?;
+                Some((entry.file_name().to_string_lossy().into_owned(), meta.len()))
+            })
             .collect();
         println!("{what}: bytes written per shared file {written:?}, file sizes {expected:?}");
         assert_eq!(
@@ -202,7 +132,7 @@ fn mpich_loaded_with_rtld_local_from_python_runs_replicated_like_plain() {
             job.stderr
         );
         assert_stdout_like_plain(&plain, &job, RANKS, degree, &what);
-        assert_same_files(&plain_shared, &shared, &what);
+        assert_same_files(&plain_shared, &shared, &what, &no_skip);
     }
 }
 
