@@ -211,10 +211,14 @@ static void modes_and_sizes(const char *dir) {
                   MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh))) {
         mpi_show("size set_size 3000", MPI_File_set_size(fh, 3000));
         show_size("size after set_size", fh);
-        mpi_show("size preallocate 5000", MPI_File_preallocate(fh, 5000));
-        show_size("size after preallocate", fh);
+        /* Shrink before preallocating: Open MPI 4.1's OMPIO, plain, fails
+         * a shrinking set_size after a preallocate with MPI_ERR_OTHER on
+         * one rank, which then skips the barrier the other waits in (3 of
+         * 12 plain runs hung on a loaded machine; 0 of 16 in this order). */
         mpi_show("size set_size 1000", MPI_File_set_size(fh, 1000));
         show_size("size after shrink", fh);
+        mpi_show("size preallocate 5000", MPI_File_preallocate(fh, 5000));
+        show_size("size after preallocate", fh);
         mpi_show("size close", MPI_File_close(&fh));
     }
 
