@@ -72,18 +72,27 @@ fn notify(event: &sigevent) {
     }
 }
 
+/// Refuses (`ENOTSUP`, with a log line) a request on a coordinated file
+/// that asks for a notification redio cannot deliver.
+fn refuses_notification(cb: &Aiocb) -> bool {
+    if !unsupported_notification(&cb.aio_sigevent) {
+        return false;
+    }
+    crate::log!(
+        Error,
+        "asynchronous I/O with a completion notification by thread on a coordinated \
+         shared file (descriptor {}): not supported (ENOTSUP)",
+        cb.aio_fildes
+    );
+    set_errno(libc::ENOTSUP);
+    true
+}
+
 /// The transfer a control block asks for, done now through the hooks'
 /// coordinated path. `opcode` is `LIO_READ` or `LIO_WRITE`.
 unsafe fn transfer_now(block: *mut Aiocb, opcode: c_int) -> c_int {
     let cb = &*block;
-    if unsupported_notification(&cb.aio_sigevent) {
-        crate::log!(
-            Error,
-            "asynchronous I/O with a completion notification by thread on a coordinated \
-             shared file (descriptor {}): not supported (ENOTSUP)",
-            cb.aio_fildes
-        );
-        set_errno(libc::ENOTSUP);
+    if refuses_notification(cb) {
         return -1;
     }
     let offset = cb.aio_offset;
@@ -148,8 +157,7 @@ pub unsafe fn aio_fsync(
     if block.is_null() || !coordinated((*block).aio_fildes) {
         return real(operation, block);
     }
-    if unsupported_notification(&(*block).aio_sigevent) {
-        set_errno(libc::ENOTSUP);
+    if refuses_notification(&*block) {
         return -1;
     }
     let fd = (*block).aio_fildes;
