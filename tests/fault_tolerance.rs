@@ -692,33 +692,52 @@ fn signal_trial(
 /// over every protocol, r=2 and 3, master and non-master victims, with
 /// `extra_yaml` in the configuration.
 fn signal_trials(mpi: Mpi, signal: i32, extra_yaml: &str, count: usize) {
+    mixed_signal_trials(&[mpi], &[signal], extra_yaml, count);
+}
+
+/// At least `count` trials that hit a live victim, each on an MPI of
+/// `mpis` with a signal of `signals` (both drawn at random), over every
+/// protocol, r=2 and 3, master and non-master victims, with `extra_yaml`
+/// in the configuration. Prints one line per (signal, MPI) pair, which the
+/// soak (benches/soak.sh) reads, and panics with every failed trial.
+fn mixed_signal_trials(mpis: &[Mpi], signals: &[i32], extra_yaml: &str, count: usize) {
     let expected = reference_files(KILL_BLOCK);
     let mut dice = Dice::new();
+    // (signal, MPI) -> (run, hit a live victim, failed)
+    let mut tally: BTreeMap<(i32, &str), (usize, usize, usize)> = BTreeMap::new();
     let (mut hits, mut failures, mut i) = (0, Vec::new(), 0usize);
     while hits < count && i < 3 * count {
         let (trial, _) = covering_trial(i, &mut dice);
+        let mpi = mpis[dice.below(mpis.len() as u64) as usize];
+        let signal = signals[dice.below(signals.len() as u64) as usize];
         let victim = trial.victims[0];
         // The I/O lasts about half a second here: any moment of it.
         let delay = dice.below(450);
         let name = format!("signal-{signal}-{}-{i}", mpi.key());
-        eprintln!("signal {signal} trial {i}: {trial:?}, victim {victim}, after {delay} ms");
+        eprintln!(
+            "signal {signal} trial {i} on {}: {trial:?}, victim {victim}, after {delay} ms",
+            mpi.key()
+        );
+        let counts = tally.entry((signal, mpi.key())).or_default();
+        counts.0 += 1;
         match signal_trial(mpi, &name, &trial, (signal, delay), extra_yaml, &expected) {
-            Ok(true) => hits += 1,
+            Ok(true) => counts.1 += 1,
             Ok(false) => eprintln!("  (the victim had finished: not counted)"),
             Err(why) => {
-                hits += 1;
+                counts.1 += 1;
+                counts.2 += 1;
                 eprintln!("  failed:\n{why}");
-                failures.push(format!("signal {signal} trial {i}: {why}"));
+                failures.push(format!("signal {signal} trial {i} on {}: {why}", mpi.key()));
             }
         }
+        hits = tally.values().map(|c| c.1).sum();
         i += 1;
     }
-    // The soak (benches/soak.sh) reads this line.
-    eprintln!(
-        "signal trials: {signal} on {}: {i} run, {hits} hit a live victim, {} failed",
-        mpi.key(),
-        failures.len()
-    );
+    for ((signal, mpi), (run, hit, failed)) in &tally {
+        eprintln!(
+            "signal trials: {signal} on {mpi}: {run} run, {hit} hit a live victim, {failed} failed"
+        );
+    }
     assert!(hits >= count, "only {hits} of {i} trials hit a live victim");
     assert!(
         failures.is_empty(),
@@ -754,6 +773,42 @@ fn survivors_finish_after_sigkill_at_a_random_moment_mpich() {
 #[test]
 fn survivors_finish_after_sigkill_at_a_random_moment_openmpi() {
     kill_trials(Mpi::OpenMpi, 20);
+}
+
+/// The soak (benches/soak.sh, docs/fault-tolerance.md): `REDIO_FT_SOAK_TRIALS`
+/// (default 500) trials, each on a random MPI of `REDIO_FT_SOAK_MPIS`
+/// (default `mpich,openmpi,openmpi5`) with a random fatal signal of
+/// `REDIO_FT_SOAK_SIGNALS` (default SIGKILL, SIGTERM, SIGINT, SIGSEGV,
+/// SIGBUS, SIGABRT, as numbers). Ignored in the suite: it takes an hour.
+#[test]
+#[ignore = "the soak: benches/soak.sh runs it"]
+fn soak_random_signals_on_every_mpi() {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let count = var("REDIO_FT_SOAK_TRIALS").map_or(500, |n| n.parse().expect("a trial count"));
+    let mpis: Vec<Mpi> = var("REDIO_FT_SOAK_MPIS")
+        .unwrap_or_else(|| "mpich,openmpi,openmpi5".into())
+        .split(',')
+        .map(|key| {
+            [Mpi::Mpich, Mpi::OpenMpi, Mpi::OpenMpi5]
+                .into_iter()
+                .find(|mpi| mpi.key() == key)
+                .unwrap_or_else(|| panic!("REDIO_FT_SOAK_MPIS: unknown MPI {key:?}"))
+        })
+        .collect();
+    let default_signals = [
+        libc::SIGKILL,
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGSEGV,
+        libc::SIGBUS,
+        libc::SIGABRT,
+    ];
+    let signals: Vec<i32> = var("REDIO_FT_SOAK_SIGNALS").map_or(default_signals.to_vec(), |list| {
+        list.split(',')
+            .map(|n| n.parse().expect("REDIO_FT_SOAK_SIGNALS: signal numbers"))
+            .collect()
+    });
+    mixed_signal_trials(&mpis, &signals, "", count);
 }
 
 #[test]
