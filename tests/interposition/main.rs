@@ -44,6 +44,7 @@ mod common;
 
 mod aio;
 mod bytes_once;
+mod colocated;
 mod coverage;
 mod faults;
 mod matrix;

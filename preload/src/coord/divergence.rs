@@ -45,6 +45,22 @@ pub fn agree(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<(), Stop> {
     }
 }
 
+/// Announces `op` as operation `seq` like [`agree`], but different paths
+/// under the same kind are no divergence: returns whether every replica
+/// named the same path. Different kinds are a divergence, settled as in
+/// [`agree`].
+pub fn same_path(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<bool, Stop> {
+    let rank = world::identity().map_or(0, |i| i.placement.rank);
+    match announce(link, rank, seq, op) {
+        Ok(None) => Ok(true),
+        Ok(Some(divergence)) if divergence.operations.iter().all(|o| o.kind == op.kind) => {
+            Ok(false)
+        }
+        Ok(Some(divergence)) => settle(&divergence, false).map(|()| false),
+        Err(error) => Err(Stop::from(error)),
+    }
+}
+
 /// Announces `MPI_Finalize` to the replica set as operation `seq`, so that
 /// a replica still issuing coordinated calls learns that its peers are
 /// done. Deaths found on the way are left to the finish (it sees them).

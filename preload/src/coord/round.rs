@@ -80,6 +80,32 @@ pub(crate) fn coordinated<T>(
     )
 }
 
+/// The kind under which co-located replicas compare a node-local path
+/// ([`same_path_everywhere`]).
+const COLOCATED_PATH: &str = "node-local path";
+
+/// True when every replica of this logical rank names `path` at this
+/// point: co-located replicas then share that node-local file and
+/// coordinate it. Names that differ (a process id or a random temporary
+/// name in them) are each replica's own file, as in a plain run: false,
+/// and no divergence. A failed round (a dead peer, a real divergence) also
+/// gives false: the call then passes through, as it did before redio
+/// coordinated node-local files.
+pub(crate) fn same_path_everywhere(path: &std::path::Path) -> bool {
+    let op = operation(COLOCATED_PATH, path.display(), 0, 0);
+    let seq = sequence::next();
+    failover::run(
+        seq,
+        &op,
+        |e| report_link(&op.kind, e),
+        |link| {
+            link.set_deadline(deadline());
+            divergence::same_path(link, seq, &op)
+        },
+    )
+    .unwrap_or(false)
+}
+
 /// The deadline of a wait once every replica announced the operation
 /// (`faults.timeout`). With heartbeats a dead peer on another node is
 /// found after `faults.timeout` without a beat, and fails over: the

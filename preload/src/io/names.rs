@@ -100,7 +100,10 @@ pub unsafe fn on_two_paths(
     let source = paths::resolve(from_dir, CStr::from_ptr(from));
     let target = paths::resolve(to_dir, CStr::from_ptr(to));
     let (from_path, to_path) = (source.for_real_call(from), target.for_real_call(to));
-    if source.bypass().is_none() || target.bypass().is_none() {
+    // A temporary file named apart on co-located replicas (its name holds
+    // a process id) renamed to a common name: each replica renames its own.
+    let apart = source.named_apart || target.named_apart;
+    if !apart && (source.bypass().is_none() || target.bypass().is_none()) {
         let subject = if source.bypass().is_none() {
             &source.app_path
         } else {

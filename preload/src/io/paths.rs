@@ -8,6 +8,10 @@
 //! 3. Apply `remap` (per-replica paths, e.g. each replica's own node-local
 //!    directory when replicas share a node).
 //! 4. Classify with the rules of [`redio_core::fsclass`].
+//! 5. When every replica of this rank runs on this node, a node-local path
+//!    that `remap` leaves alone is one file for all of them: it is
+//!    coordinated like a shared one, if every replica names it at this
+//!    point ([`colocated_class`]).
 
 use crate::coord::target::Target;
 use crate::io::route::Bypass;
@@ -44,6 +48,11 @@ pub struct Resolved {
     /// with the same mount source (one server, mounted on every node), are
     /// one file.
     pub per_replica: bool,
+    /// A node-local path of co-located replicas that the replicas named
+    /// differently (a process id in it): each keeps its own file, and a
+    /// call naming it with another path (`rename` of a temporary file)
+    /// passes through as a whole.
+    pub named_apart: bool,
 }
 
 impl Resolved {
@@ -112,6 +121,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             uncoordinated: false,
             fs_type: None,
             per_replica: false,
+            named_apart: false,
         };
     }
     let absolute = absolute(dirfd, raw);
@@ -126,6 +136,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             uncoordinated: false,
             fs_type: None,
             per_replica: false,
+            named_apart: false,
         };
     };
     let remapped = fsclass::remap(
@@ -147,7 +158,15 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
         return bookkeeping_of_this_replica(canonical, identity.placement.replica);
     }
     let target = remapped.clone().unwrap_or(canonical);
-    let class = fsclass::classify(config, &target, mounts).class;
+    let mut class = fsclass::classify(config, &target, mounts).class;
+    let mut named_apart = false;
+    if class == Class::Local && remapped.is_none() {
+        match colocated_class(&target) {
+            Some(true) => class = Class::Shared,
+            Some(false) => named_apart = true,
+            None => {}
+        }
+    }
     let fs_type = fsclass::fs_type_of(&target, mounts).map(str::to_owned);
     // Keep the application's own spelling when nothing was rewritten, so
     // that a pass-through call behaves exactly as without redio.
@@ -165,12 +184,33 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
         uncoordinated: false,
         fs_type,
         per_replica,
+        named_apart,
     };
     resolved.uncoordinated = class == Class::Shared && {
         let io = resolved.io(config, None);
         io.read == ReadProtocol::None && io.write == WriteProtocol::None
     };
     resolved
+}
+
+/// Trees of the operating system that applications read and never write:
+/// co-located replicas read them on their own, uncoordinated.
+const SYSTEM_TREES: &[&str] = &[
+    "/usr", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/boot", "/snap",
+];
+
+/// For a node-local `path` that `remap` leaves alone: `None` when the
+/// replicas of this rank do not all run on this node (each has its own
+/// file), or the path is in a [`SYSTEM_TREES`] tree, or the call is not on
+/// the thread that called `MPI_Init` (no deterministic order there to meet
+/// the others in; the call passes through, as before); otherwise whether
+/// every replica names `path` at this point (one round of the replica
+/// set): `Some(true)`, one file, coordinated; `Some(false)`, each its own.
+fn colocated_class(path: &Path) -> Option<bool> {
+    let candidate = world::colocated()
+        && crate::state::phase::on_main_thread()
+        && !SYSTEM_TREES.iter().any(|tree| path.starts_with(tree));
+    candidate.then(|| crate::coord::round::same_path_everywhere(path))
 }
 
 /// True for the files MPI-IO libraries create beside (or for) a data file
@@ -215,6 +255,7 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
         uncoordinated: false,
         fs_type: None,
         per_replica: true,
+        named_apart: false,
     }
 }
 

@@ -154,6 +154,7 @@ fn after_init() {
         ranks: topology.ranks(),
     });
     let hosts = gather_processes(comm, &topology);
+    world::set_colocated(replica_set_on_one_node(&topology, placement.rank, &hosts));
     warn_if_colocated(world_rank, &topology, &hosts);
     start_fault_handling(&config, &topology, world_rank);
     crate::lifecycle::files::start();
@@ -226,35 +227,59 @@ fn start_fault_handling(config: &Config, topology: &Topology, world_rank: u32) {
     watchdog::start(topology.clone(), world_rank, config.faults.heartbeat);
 }
 
-/// Warns (once, from world rank 0) when replicas of one logical rank share
-/// a node (`hosts`, by world rank): their node-local files would collide
-/// unless `remap` separates them.
+/// True when every replica of logical rank `rank` runs on one node
+/// (`hosts`, by world rank), with `r > 1`: their node-local files are then
+/// one file, coordinated (`io::paths`).
+fn replica_set_on_one_node(topology: &Topology, rank: u32, hosts: &[u64]) -> bool {
+    let members = topology.replica_set_members(rank);
+    members.len() > 1
+        && members
+            .iter()
+            .all(|&w| hosts[w as usize] == hosts[members[0] as usize])
+}
+
+/// Tells (once, from world rank 0) how node-local files are handled when
+/// replicas of one logical rank share a node (`hosts`, by world rank):
+/// coordinated when all replicas of a rank share it, colliding when only
+/// some do (r=3 over two nodes) unless `remap` separates them.
 fn warn_if_colocated(world_rank: u32, topology: &Topology, all: &[u64]) {
     if world_rank != 0 {
         return;
     }
-    let shared_nodes = (0..topology.ranks()).any(|rank| {
+    let hosts_of = |rank: u32| -> Vec<u64> {
         let mut hosts: Vec<u64> = topology
             .replica_set_members(rank)
             .iter()
             .map(|&w| all[w as usize])
             .collect();
         hosts.sort_unstable();
-        hosts.windows(2).any(|pair| pair[0] == pair[1])
-    });
-    if !shared_nodes {
+        hosts
+    };
+    let sharing = |hosts: &Vec<u64>| hosts.windows(2).any(|pair| pair[0] == pair[1]);
+    let (some, partly) =
+        (0..topology.ranks())
+            .map(hosts_of)
+            .fold((false, false), |(some, partly), hosts| {
+                let shares = sharing(&hosts);
+                let all_one = hosts.first() == hosts.last();
+                (some || shares, partly || (shares && !all_one))
+            });
+    if !some {
         return;
     }
-    if settings::get().is_some_and(|c| !c.remap.is_empty()) {
+    let remapped = settings::get().is_some_and(|c| !c.remap.is_empty());
+    if partly && !remapped {
         crate::log!(
-            Info,
-            "replicas of a logical rank share a node; remap keeps their node-local files apart"
+            Warn,
+            "some replicas of a logical rank share a node with only part of their replica \
+             set: their node-local files would collide. Give each replica its own directory \
+             with `remap` (docs/interposition.md)"
         );
     } else {
         crate::log!(
-            Warn,
-            "replicas of the same logical rank share a node: their node-local files would \
-             collide. Give each replica its own directory with `remap` (docs/interposition.md)"
+            Info,
+            "replicas of a logical rank share a node: node-local files that `remap` leaves \
+             alone are coordinated among them like shared ones"
         );
     }
 }

@@ -45,6 +45,8 @@ pub struct Identity {
 static IDENTITY: OnceLock<Identity> = OnceLock::new();
 static TRANSLATING: AtomicBool = AtomicBool::new(false);
 static REPLICA_WORLD: AtomicUsize = AtomicUsize::new(0);
+/// Every replica of this process's logical rank runs on its node.
+static COLOCATED: AtomicBool = AtomicBool::new(false);
 /// How many communicator arguments were redirected, for the final summary.
 static TRANSLATED: AtomicU64 = AtomicU64::new(0);
 
@@ -99,6 +101,19 @@ pub fn translated_count() -> u64 {
 /// Records the identity; later calls are ignored (the first one wins).
 pub fn set_identity(identity: Identity) -> bool {
     IDENTITY.set(identity).is_ok()
+}
+
+/// Records whether every replica of this process's logical rank runs on
+/// its node (known at start-up, from the host names).
+pub fn set_colocated(colocated: bool) {
+    COLOCATED.store(colocated, Ordering::Relaxed);
+}
+
+/// True when every replica of this process's logical rank runs on its
+/// node, with `r > 1`: a node-local path then names one file for all of
+/// them, which they coordinate like a shared one (`io::paths`).
+pub fn colocated() -> bool {
+    COLOCATED.load(Ordering::Relaxed)
 }
 
 /// This process's identity, once the mapping is known.
