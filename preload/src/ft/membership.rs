@@ -52,6 +52,8 @@ static LEADER: AtomicBool = AtomicBool::new(true);
 const MEETING_TAG: i32 = 0x5000;
 /// Tag base of the survivors' communicator creation (plus the mask).
 const GROUP_TAG: i32 = 0x5100;
+/// Tag base of the survivors' check that every one of them built it (ULFM).
+const BUILT_TAG: i32 = 0x5200;
 
 /// Records the replica set built at start-up.
 pub fn install(comm: ffi::MPI_Comm, members: Vec<u32>, replicas: Vec<u32>, me: usize) {
@@ -201,7 +203,12 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
             .collect();
         match meet(old, &survivors, seq, mask) {
             Meeting::Agreed { max_seq } => {
-                let comm = survivors_comm(old, &survivors, mask)?;
+                let built = survivors_comm(old, &survivors, mask);
+                if ulfm::active() && !built_everywhere(old, &survivors, mask, built.is_some()) {
+                    // The caller joins the shrink the revoke asks for.
+                    return None;
+                }
+                let comm = built?;
                 let Some(me) = survivors.iter().position(|&i| i == old.me) else {
                     // Every path that gives up says why (see the warning above).
                     crate::log!(
@@ -319,15 +326,55 @@ enum Meeting {
 /// Every survivor sends `(seq, mask)` to every other one on the old
 /// communicator and receives theirs, watching the survivors.
 fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
-    let others: Vec<usize> = survivors.iter().copied().filter(|&i| i != old.me).collect();
-    if others.is_empty() {
-        return Meeting::Agreed { max_seq: seq };
+    crate::log!(
+        Debug,
+        "fail-over: meeting the survivors about dead mask {mask:#x} at operation {seq}"
+    );
+    let theirs = match exchange(old, survivors, MEETING_TAG + mask as i32, [seq, mask]) {
+        Ok(theirs) => theirs,
+        Err((rc, watched)) => {
+            // Another survivor died (or the transport gave up on it).
+            let more = liveness::dead_among(&watched);
+            let wider = old
+                .members
+                .iter()
+                .zip(&old.replicas)
+                .filter(|(w, _)| more.contains(w))
+                .fold(mask, |m, (_, &r)| m | (1 << r));
+            if wider == mask {
+                // Nobody new is known dead: the transport failed for another
+                // reason, and there is nothing to agree on.
+                return Meeting::Failed(rc);
+            }
+            return Meeting::Wider(wider);
+        }
+    };
+    crate::log!(Debug, "fail-over: met the survivors: they sent {theirs:?}");
+    let union = theirs.iter().fold(mask, |m, t| m | t[1]);
+    if union != mask {
+        return Meeting::Wider(union);
     }
-    let tag = MEETING_TAG + mask as i32;
-    let mine = [seq, mask];
+    let max_seq = theirs.iter().map(|t| t[0]).fold(seq, u64::max);
+    Meeting::Agreed { max_seq }
+}
+
+/// Sends `mine` to every other survivor on the old communicator with `tag`
+/// and receives theirs, watching them. On failure: the MPI code and the
+/// world ranks watched.
+fn exchange(
+    old: &View,
+    survivors: &[usize],
+    tag: i32,
+    mine: [u64; 2],
+) -> Result<Vec<[u64; 2]>, (i32, Vec<u32>)> {
+    let others: Vec<usize> = survivors.iter().copied().filter(|&i| i != old.me).collect();
     let mut theirs = vec![[0u64; 2]; others.len()];
+    let watched: Vec<u32> = others.iter().map(|&i| old.members[i]).collect();
+    if others.is_empty() {
+        return Ok(theirs);
+    }
     let comm = old.comm();
-    // The first post that fails stops the meeting (the ones before it are
+    // The first post that fails stops the exchange (the ones before it are
     // given up on as they drop).
     let posted: Result<Vec<Request<'_>>, i32> = theirs
         .iter_mut()
@@ -339,11 +386,6 @@ fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
                 .map(|&peer| p2p::isend(&mine, peer as i32, tag, comm)),
         )
         .collect();
-    let watched: Vec<u32> = others.iter().map(|&i| old.members[i]).collect();
-    crate::log!(
-        Debug,
-        "fail-over: meeting {watched:?} about dead mask {mask:#x} at operation {seq}"
-    );
     // Requests still pending after a failed wait are dropped here:
     // receives are cancelled, so `theirs` is never written later.
     let rc = posted.map_or_else(
@@ -351,28 +393,36 @@ fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
         |mut requests| poll::wait_each(&mut requests, 0, poll::Watch::Processes(&watched), None),
     );
     if rc != unsafe { ffi::redio_mpi_success } {
-        // Another survivor died (or the transport gave up on it).
-        let more = liveness::dead_among(&watched);
-        let wider = old
-            .members
-            .iter()
-            .zip(&old.replicas)
-            .filter(|(w, _)| more.contains(w))
-            .fold(mask, |m, (_, &r)| m | (1 << r));
-        if wider == mask {
-            // Nobody new is known dead: the transport failed for another
-            // reason, and there is nothing to agree on.
-            return Meeting::Failed(rc);
-        }
-        return Meeting::Wider(wider);
+        return Err((rc, watched));
     }
-    crate::log!(Debug, "fail-over: met {watched:?}: they sent {theirs:?}");
-    let union = theirs.iter().fold(mask, |m, t| m | t[1]);
-    if union != mask {
-        return Meeting::Wider(union);
+    Ok(theirs)
+}
+
+/// ULFM reports errors to some processes and not others: one survivor's
+/// `MPI_Comm_create_group` failed with `MPIX_ERR_PROC_FAILED` while the
+/// other's succeeded and went on, waiting for it (the soak, Open MPI 5,
+/// r=3). The survivors tell each other whether they built the
+/// communicator; unless all did (and all heard it), this one revokes the
+/// old communicator, so that every survivor joins the shrink instead
+/// ([`recover`]).
+fn built_everywhere(old: &View, survivors: &[usize], mask: u64, mine: bool) -> bool {
+    let all = exchange(
+        old,
+        survivors,
+        BUILT_TAG + mask as i32,
+        [u64::from(mine), mask],
+    )
+    .is_ok_and(|theirs| mine && theirs.iter().all(|t| t[0] == 1));
+    if !all {
+        crate::log!(
+            Warn,
+            "fail-over: not every survivor built the survivors' communicator: revoking the \
+             replica set's, to shrink it instead"
+        );
+        // SAFETY: the old view's communicator is still valid.
+        let _ = unsafe { mpix::revoke(old.comm()) };
     }
-    let max_seq = theirs.iter().map(|t| t[0]).fold(seq, u64::max);
-    Meeting::Agreed { max_seq }
+    all
 }
 
 /// The communicator of `survivors` (positions in `old`), created by them
