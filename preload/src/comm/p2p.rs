@@ -12,6 +12,7 @@ use crate::comm::pmpi;
 use crate::comm::request::{
     address, address_mut, byte_count, count, empty_status, success, Element, Kind, Request,
 };
+use redio_aligned::AlignedBuf;
 use std::mem::MaybeUninit;
 
 /// Posts the send of `data` to rank `to` of `comm` with `tag`.
@@ -61,8 +62,8 @@ unsafe fn post_irecv<'a>(
     })
 }
 
-/// [`irecv`] of bytes into memory not yet initialised (a `Vec`'s spare
-/// capacity): a receive needs no zero-filled buffer.
+/// [`irecv`] of bytes into memory not yet initialised (an [`AlignedBuf`]'s
+/// spare capacity): a receive needs no zero-filled buffer.
 pub fn irecv_uninit<'a>(
     buffer: &'a mut [MaybeUninit<u8>],
     from: i32,
@@ -108,7 +109,7 @@ pub struct OwnedSend {
     // Declared first, so dropped first: the send is given up on before its
     // buffer is freed.
     request: Request<'static>,
-    buffer: Vec<u8>,
+    buffer: AlignedBuf,
 }
 
 impl OwnedSend {
@@ -124,7 +125,7 @@ impl OwnedSend {
 
     /// The buffer back once a test found the send complete; before, the
     /// send itself.
-    pub fn into_buffer(self) -> Result<Vec<u8>, OwnedSend> {
+    pub fn into_buffer(self) -> Result<AlignedBuf, OwnedSend> {
         if !self.request.is_done() {
             return Err(self);
         }
@@ -137,15 +138,15 @@ impl OwnedSend {
 /// Posts the send of `buffer` to rank `to` of `comm` with `tag`; the
 /// returned [`OwnedSend`] keeps the buffer until the send has completed.
 pub fn isend_owned(
-    buffer: Vec<u8>,
+    buffer: AlignedBuf,
     to: i32,
     tag: i32,
     comm: ffi::MPI_Comm,
 ) -> Result<OwnedSend, i32> {
     let n = count(buffer.len())?;
     let at = address(&buffer);
-    // SAFETY: the heap block of `buffer` does not move when the Vec moves
-    // into the OwnedSend, which drops the request before the buffer.
+    // SAFETY: the heap block of `buffer` does not move when the buffer
+    // moves into the OwnedSend, which drops the request before the buffer.
     let request = unsafe {
         Request::start(Kind::PointToPoint, |request| {
             pmpi::PMPI_Isend(at, n, u8::datatype(), to, tag, comm, request)

@@ -237,7 +237,7 @@ fn exchange_crcs(t: &mut MpiTransport, mine: Vec<u32>) -> Result<Vec<Vec<u32>>, 
 
 /// Sends `wire` to every other member and returns what each sent, in set
 /// order (`None` in this member's place).
-fn all_to_all(t: &mut MpiTransport, wire: &[u8]) -> Result<Vec<Option<Vec<u8>>>, String> {
+fn all_to_all(t: &mut MpiTransport, wire: &[u8]) -> Result<Vec<Option<AlignedBuf>>, String> {
     let (p, me) = (t.members(), t.member());
     for to in (0..p).filter(|&i| i != me) {
         t.send(to, wire)?;
@@ -247,7 +247,7 @@ fn all_to_all(t: &mut MpiTransport, wire: &[u8]) -> Result<Vec<Option<Vec<u8>>>,
             if from == me {
                 return Ok(None);
             }
-            let mut buf = Vec::new();
+            let mut buf = AlignedBuf::new();
             t.recv(from, &mut buf)?;
             Ok(Some(buf))
         })
@@ -391,9 +391,9 @@ fn partner_copies(
         .collect();
     let longest = lens.iter().copied().max().unwrap_or(0);
     let mut traffic = Traffic::default();
-    // `mine` is read into (page-aligned, never zero-filled per piece);
-    // `buf` is the transport's.
-    let (mut mine, mut buf) = (AlignedBuf::new(), Vec::new());
+    // `mine` is read into and `buf` received into: both page-aligned,
+    // neither zero-filled per piece.
+    let (mut mine, mut buf) = (AlignedBuf::new(), AlignedBuf::new());
     let mut off = 0u64;
     while off < longest {
         if off < lens[me] {

@@ -15,6 +15,7 @@ use crate::comm::collective;
 use crate::comm::ffi;
 use crate::comm::request::Op;
 use crate::parity::collective::rank_and_size;
+use redio_aligned::AlignedBuf;
 use redio_parity::gf::kernel::Kernel;
 use redio_parity::ring::{ReadChunk, Traffic, WriteParity};
 use redio_parity::stripe::StripeCode;
@@ -37,7 +38,9 @@ pub(crate) fn encode(
     }
     let piece = piece.max(1);
     let mut traffic = Traffic::default();
-    let (mut send, mut recv, mut data) = (Vec::new(), Vec::new(), Vec::new());
+    // Page-aligned and reused piece after piece (issue 20); only `send`,
+    // which the contributions accumulate into, is zeroed per piece.
+    let (mut send, mut recv, mut data) = (AlignedBuf::new(), AlignedBuf::new(), AlignedBuf::new());
     let mut off = 0u64;
     while off < chunk {
         let len = piece.min((chunk - off) as usize);
@@ -46,8 +49,8 @@ pub(crate) fn encode(
         i32::try_from(block).map_err(|_| "parity piece over 2 GiB")?;
         send.clear();
         send.resize(p * block, 0);
-        recv.resize(block, 0);
-        data.resize(len, 0);
+        recv.resize_for_overwrite(block);
+        data.resize_for_overwrite(len);
         for r in 0..p {
             let Some(d) = code.data_chunk(member, r) else {
                 continue;

@@ -17,6 +17,7 @@ use crate::comm::ffi;
 use crate::comm::p2p::{self, OwnedSend};
 use crate::comm::poll;
 use crate::parity::collective::ok;
+use redio_aligned::AlignedBuf;
 use redio_parity::ring::Transport;
 
 /// The tag of every parity message (communicator-private, so any fixed
@@ -32,8 +33,9 @@ pub struct MpiTransport {
     /// Posted sends, each owning the buffer it reads from.
     pending: Vec<OwnedSend>,
     /// Buffers of completed sends, reused: a fresh megabyte per message
-    /// costs page faults at every piece.
-    spare: Vec<Vec<u8>>,
+    /// costs page faults at every piece. Page-aligned, as every buffer
+    /// the pieces move through (issue 20).
+    spare: Vec<AlignedBuf>,
 }
 
 impl MpiTransport {
@@ -68,7 +70,7 @@ impl MpiTransport {
     }
 
     /// An empty buffer, from a completed send where there is one.
-    fn recycled(&mut self) -> Vec<u8> {
+    fn recycled(&mut self) -> AlignedBuf {
         let mut buf = self.spare.pop().unwrap_or_default();
         buf.clear();
         buf
@@ -76,7 +78,7 @@ impl MpiTransport {
 
     /// Posts the send of `buf` to member `to`; `pending` keeps `buf` until
     /// the send has completed.
-    fn post_send(&mut self, to: usize, buf: Vec<u8>) -> Result<(), String> {
+    fn post_send(&mut self, to: usize, buf: AlignedBuf) -> Result<(), String> {
         i32::try_from(buf.len()).map_err(|_| "parity message over 2 GiB")?;
         match p2p::isend_owned(buf, self.ranks[to], TAG, self.comm) {
             Ok(send) => self.pending.push(send),
@@ -104,7 +106,7 @@ impl MpiTransport {
     }
 }
 
-impl Transport for MpiTransport {
+impl Transport<AlignedBuf> for MpiTransport {
     fn member(&self) -> usize {
         self.member
     }
@@ -119,12 +121,12 @@ impl Transport for MpiTransport {
         self.post_send(to, buf)
     }
 
-    fn send_owned(&mut self, to: usize, data: Vec<u8>) -> Result<Vec<u8>, String> {
+    fn send_owned(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
         self.post_send(to, data)?;
         Ok(self.recycled())
     }
 
-    fn recv(&mut self, from: usize, buf: &mut Vec<u8>) -> Result<(), String> {
+    fn recv(&mut self, from: usize, buf: &mut AlignedBuf) -> Result<(), String> {
         let source = self.ranks[from];
         let mut probed = None;
         let mut failed = None;
@@ -149,7 +151,8 @@ impl Transport for MpiTransport {
         // Received into spare capacity, not a zero-filled buffer: a memset
         // per message is a pass over every byte for nothing.
         buf.clear();
-        buf.reserve(len);
+        // Exactly the message: pieces are all one size but the last.
+        buf.reserve_total(len);
         let spare = &mut buf.spare_capacity_mut()[..len];
         let mut receive = match p2p::irecv_uninit(spare, source, TAG, self.comm) {
             Ok(receive) => receive,
