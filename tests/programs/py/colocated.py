@@ -1,6 +1,6 @@
 """Node-local files of co-located replicas from Python, with no configuration
 (tests/interposition/colocated.rs): os.makedirs(exist_ok=True), a JSON file
-per rank, one log appended to by every rank, a NamedTemporaryFile (a random
+per rank, a log per rank appended to twice, a NamedTemporaryFile (a random
 name, each replica's own) moved over a common name with os.replace, and a
 module written and imported after MPI_Init.
 
@@ -19,8 +19,11 @@ out = sys.argv[1]
 os.makedirs(os.path.join(out, "results", "sub"), exist_ok=True)
 with open(os.path.join(out, f"data.{rank}.json"), "w") as f:
     json.dump({"rank": rank, "values": list(range(1000))}, f)
-with open(os.path.join(out, "log.txt"), "a") as f:
-    f.write(f"rank {rank} wrote\n")
+# Each rank its own log, appended to twice: appends of several ranks to one
+# file are not atomic under redio (docs/interposition.md, "Limits").
+for step in range(2):
+    with open(os.path.join(out, f"log.{rank}.txt"), "a") as f:
+        f.write(f"rank {rank} step {step}\n")
 with tempfile.NamedTemporaryFile("w", dir=out, delete=False, prefix=f"t{rank}.") as f:
     f.write("temporary, then moved\n")
     temporary = f.name
