@@ -334,13 +334,7 @@ fn meet(old: &View, survivors: &[usize], seq: u64, mask: u64) -> Meeting {
         Ok(theirs) => theirs,
         Err((rc, watched)) => {
             // Another survivor died (or the transport gave up on it).
-            let more = liveness::dead_among(&watched);
-            let wider = old
-                .members
-                .iter()
-                .zip(&old.replicas)
-                .filter(|(w, _)| more.contains(w))
-                .fold(mask, |m, (_, &r)| m | (1 << r));
+            let wider = mask | mask_of(old, &liveness::dead_among(&watched));
             if wider == mask {
                 // Nobody new is known dead: the transport failed for another
                 // reason, and there is nothing to agree on.
