@@ -246,24 +246,20 @@ fn warn_if_colocated(world_rank: u32, topology: &Topology, all: &[u64]) {
     if world_rank != 0 {
         return;
     }
-    let hosts_of = |rank: u32| -> Vec<u64> {
+    let shares = |rank: u32| {
         let mut hosts: Vec<u64> = topology
             .replica_set_members(rank)
             .iter()
             .map(|&w| all[w as usize])
             .collect();
         hosts.sort_unstable();
-        hosts
+        hosts.windows(2).any(|pair| pair[0] == pair[1])
     };
-    let sharing = |hosts: &Vec<u64>| hosts.windows(2).any(|pair| pair[0] == pair[1]);
-    let (some, partly) =
-        (0..topology.ranks())
-            .map(hosts_of)
-            .fold((false, false), |(some, partly), hosts| {
-                let shares = sharing(&hosts);
-                let all_one = hosts.first() == hosts.last();
-                (some || shares, partly || (shares && !all_one))
-            });
+    let sharing: Vec<u32> = (0..topology.ranks()).filter(|&rank| shares(rank)).collect();
+    let some = !sharing.is_empty();
+    let partly = sharing
+        .iter()
+        .any(|&rank| !replica_set_on_one_node(topology, rank, all));
     if !some {
         return;
     }
