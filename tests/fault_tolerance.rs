@@ -509,6 +509,33 @@ fn a_survivor_that_cannot_hear_its_barrier_goes_on_once_the_others_left() {
 }
 
 #[test]
+fn a_death_in_the_first_operation_is_survived_while_another_process_is_still_starting() {
+    reference();
+    // Replica 1 of rank 1 dies in its first operation, while world rank 0
+    // (rank 0) is slow to record its start (REDIO_TEST_LATE_START): the
+    // victim itself got through start-up, so the death is one for
+    // fail-over, not a death during start-up that ends the job. CI once
+    // ended such a job (random trial `3:0:exit:0` at r=3).
+    let trial = Trial {
+        read: "read-distribute",
+        write: "auto",
+        degree: 2,
+        deaths: format!("{}:0:exit", world(1, 1)),
+        victims: vec![world(1, 1)],
+    };
+    let (area, job) = run_trial_with(
+        "late-start",
+        &trial,
+        ("REDIO_TEST_LATE_START", format!("{}:3000", world(0, 0))),
+    );
+    assert!(
+        job.stderr.contains("REDIO_TEST_LATE_START"),
+        "world rank 0 must have started late:\n{job:#?}"
+    );
+    check_outcome(Mpi::Mpich, &area, &trial, &job, reference(), "late start").unwrap();
+}
+
+#[test]
 fn the_leader_dies_after_truncating_in_open() {
     reference();
     // Operation 0 is open(O_CREAT|O_TRUNC); operation 11 is fopen("w").

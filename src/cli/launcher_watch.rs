@@ -8,7 +8,8 @@
 //!   cannot be survived. Under `--enable-recovery` Open MPI 4.1 then waits
 //!   forever (the survivors sleep in `MPI_Init`'s fence for the dead one).
 //!   So while some process has not started, the watch looks for processes
-//!   of this node that are gone, and ends the job when one is.
+//!   of this node that are gone before they started themselves, and ends
+//!   the job when one is.
 //! - **Signals to `redio run`** (`SIGTERM`, `SIGINT`, `SIGHUP`) go on to the
 //!   launcher, which stops every process; `SIGKILL` of `redio run` reaches
 //!   the launcher as `SIGTERM` (`PR_SET_PDEATHSIG`).
@@ -208,20 +209,37 @@ fn startup_death(watch: &Watch) -> Startup {
                 LifeEvent::Exit { status, how } => Some((status, how)),
                 LifeEvent::Spawned { .. } => None,
             });
-        let how = match exit {
-            // A clean exit of a process that never started MPI: not a
-            // failure in itself.
-            Some((0, outcome::ExitHow::Exit)) if !started.contains(&w) => continue,
-            Some((status, _)) => format!("exited with status {status}"),
-            None => "was killed by a signal".to_string(),
-        };
-        return Startup::Died(format!(
-            "world rank {w} (process {pid}) {how} before every process got through redio's \
-             start-up in MPI_Init: a death before the replica mapping exists cannot be \
-             survived, so the job is ended"
-        ));
+        if let Some(how) = startup_death_of(started.contains(&w), exit) {
+            return Startup::Died(format!(
+                "world rank {w} (process {pid}) {how} before every process got through \
+                 redio's start-up in MPI_Init: a death before the replica mapping exists \
+                 cannot be survived, so the job is ended"
+            ));
+        }
     }
     Startup::Pending
+}
+
+/// How a gone process ended, if its end is a death during start-up;
+/// `None` when it is not (`started`: it got through start-up itself;
+/// `exit`: its recorded exit status and kind, `None` if it recorded none).
+///
+/// A process that got through start-up itself passed start-up's last
+/// collective, so the others no longer wait for it there: its death is one
+/// for fail-over, even while some other process has not yet recorded its
+/// own start (seen in CI: a process died in its first operation while
+/// another was still between that collective and its record).
+fn startup_death_of(started: bool, exit: Option<(i32, outcome::ExitHow)>) -> Option<String> {
+    if started {
+        return None;
+    }
+    match exit {
+        // A clean exit of a process that never started MPI: not a failure
+        // in itself.
+        Some((0, outcome::ExitHow::Exit)) => None,
+        Some((status, _)) => Some(format!("exited with status {status}")),
+        None => Some("was killed by a signal".to_string()),
+    }
 }
 
 /// The processes of the run on this node, as `(world rank, pid)`.
@@ -286,4 +304,29 @@ pub fn host_name() -> String {
     unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) };
     let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     String::from_utf8_lossy(&name[..len]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::startup_death_of;
+    use crate::outcome::ExitHow;
+
+    #[test]
+    fn a_process_that_started_itself_is_left_to_fail_over() {
+        assert_eq!(startup_death_of(true, Some((1, ExitHow::Exit))), None);
+        assert_eq!(startup_death_of(true, None), None);
+    }
+
+    #[test]
+    fn a_death_before_its_own_start_ends_the_job() {
+        assert_eq!(
+            startup_death_of(false, Some((1, ExitHow::Exit))).as_deref(),
+            Some("exited with status 1")
+        );
+        assert_eq!(
+            startup_death_of(false, None).as_deref(),
+            Some("was killed by a signal")
+        );
+        assert_eq!(startup_death_of(false, Some((0, ExitHow::Exit))), None);
+    }
 }

@@ -173,9 +173,29 @@ fn after_init() {
             startup::startup_line(&topology, &how, &library_name())
         ));
     }
+    test_late_start(world_rank);
     // From here on a death can be survived (`redio run` ends the job on
     // one before every process got here).
     crate::state::report::event(redio_core::outcome::Event::Started);
+}
+
+/// Test hook: `REDIO_TEST_LATE_START=<world rank>:<ms>` makes that process
+/// record its start `ms` later, as a process descheduled on a loaded node
+/// does, while the others already run.
+fn test_late_start(world_rank: u32) {
+    let Ok(value) = std::env::var("REDIO_TEST_LATE_START") else {
+        return;
+    };
+    let parsed = value
+        .split_once(':')
+        .and_then(|(w, ms)| Some((w.trim().parse::<u32>().ok()?, ms.trim().parse().ok()?)));
+    if let Some((_, ms)) = parsed.filter(|&(w, _)| w == world_rank) {
+        crate::log!(
+            Warn,
+            "REDIO_TEST_LATE_START: recording the start {ms} ms late"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// Gathers every process's id and host ([`liveness::install`]) with one
