@@ -15,6 +15,15 @@ pub trait FileIo {
     /// Writes up to `data.len()` bytes at `offset`, like `pwrite(2)`, and
     /// returns how many were written or an errno.
     fn pwrite(&mut self, data: &[u8], offset: u64) -> Result<usize, Errno>;
+
+    /// Writes `data` at the end of the file in one step, like `write(2)` on
+    /// an `O_APPEND` descriptor: writers of other ranks cannot land in
+    /// between. Returns the byte count and the offset where the bytes
+    /// landed. By default unsupported (`EOPNOTSUPP`).
+    fn append(&mut self, data: &[u8]) -> Result<(usize, u64), Errno> {
+        let _ = data;
+        Err(libc::EOPNOTSUPP)
+    }
 }
 
 /// Normalises what a [`FileIo`] returned for a buffer of `cap` bytes: a

@@ -12,6 +12,7 @@
 //!
 //! The same from Python (`tests/programs/py/colocated.py`, mpi4py on Open
 //! MPI): `os.makedirs`, JSON files, a log per rank appended to twice, a
+//! log both ranks append to at once, a
 //! `NamedTemporaryFile` moved over a common name, a module written and
 //! imported after `MPI_Init`.
 //!

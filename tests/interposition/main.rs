@@ -34,8 +34,9 @@
 //! (injected faults, errno agreement, divergence), `threads` (threads,
 //! children, refused calls), `stacks` (the calls I/O libraries make:
 //! directories, name calls, locks, serial HDF5, Python's directory
-//! helpers), `aio` (asynchronous I/O and `statfs`/`statvfs`, `io_aio.c`)
-//! and `coverage` (hook coverage). `support` holds
+//! helpers), `aio` (asynchronous I/O and `statfs`/`statvfs`, `io_aio.c`),
+//! `appends` (appends of several ranks to one file, `io_appends.c`) and
+//! `coverage` (hook coverage). `support` holds
 //! what they share; `tests/common/` is the MPI harness of every test binary
 //! (and `tests/common/strace.rs` the strace byte counter).
 
@@ -43,6 +44,7 @@
 mod common;
 
 mod aio;
+mod appends;
 mod bytes_once;
 mod colocated;
 mod coverage;

@@ -209,4 +209,41 @@ impl FileIo for RealFile {
             Ok(n as usize)
         }
     }
+
+    /// The descriptor is open without `O_APPEND` (redio places writes
+    /// itself): the flag is set for this one `write`, so the kernel places
+    /// it at the end as in a plain run, then cleared again.
+    fn append(&mut self, data: &[u8]) -> Result<(usize, u64), Errno> {
+        if let Some(errno) = self.write_errno {
+            return Err(errno);
+        }
+        let (n, end) = append_to(self.fd, data)?;
+        crate::state::counters::written(n as u64);
+        after_call(self.seq);
+        Ok((n, end - n as u64))
+    }
+}
+
+/// Writes `data` at the end of `fd` (see [`RealFile::append`]); returns
+/// the count and the offset just after the bytes.
+pub fn append_to(fd: i32, data: &[u8]) -> Result<(usize, u64), Errno> {
+    // SAFETY: fcntl, write and lseek on a descriptor of this process, with
+    // a buffer of `data.len()` bytes.
+    unsafe {
+        let flags = real::fcntl(fd, libc::F_GETFL, 0);
+        if flags < 0 || real::fcntl(fd, libc::F_SETFL, (flags | libc::O_APPEND) as _) < 0 {
+            return Err(errno());
+        }
+        let n = real::write(fd, data.as_ptr().cast(), data.len());
+        let failed = errno();
+        let end = real::lseek(fd, 0, libc::SEEK_CUR);
+        real::fcntl(fd, libc::F_SETFL, flags as _);
+        if n < 0 {
+            return Err(failed);
+        }
+        if end < 0 {
+            return Err(errno());
+        }
+        Ok((n as usize, end as u64))
+    }
 }

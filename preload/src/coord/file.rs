@@ -138,6 +138,9 @@ impl SharedFile {
     /// the file once.
     pub fn write(&self, fd: i32, data: &[u8], at: Option<u64>) -> Outcome<usize> {
         main_thread_only("write", &self.display())?;
+        if at.is_none() && self.appends_in_one_step() {
+            return self.append(fd, data);
+        }
         let mut offset = self.offset();
         let start = match at {
             Some(at) => at,
@@ -157,6 +160,46 @@ impl SharedFile {
         if at.is_none() {
             *offset = start + count as u64;
         }
+        Ok(count)
+    }
+
+    /// True when a write at the file offset goes through Append Write: the
+    /// file is open with `O_APPEND`, every replica reaches it as one file
+    /// (not one copy per replica), and its writes are written once (not
+    /// Write None, where every replica writes for itself).
+    fn appends_in_one_step(&self) -> bool {
+        self.flags() & libc::O_APPEND != 0 && !self.per_replica && self.write != WriteProtocol::None
+    }
+
+    /// A write to an `O_APPEND` file at its end, placed by the kernel in
+    /// one step as in a plain run (`write::append`), so that appends of
+    /// other ranks to the same file never land on it. The file offset
+    /// moves to the end of the bytes, the same on every replica.
+    ///
+    /// After `MPI_Finalize` the leader appends alone; the others only move
+    /// their offset, to the end of the file as they see it.
+    fn append(&self, fd: i32, data: &[u8]) -> Outcome<usize> {
+        let mut offset = self.offset();
+        let (count, landed) = if phase::active() {
+            // Parts not yet joined must be in the file before its end is.
+            self.settle(fd)?;
+            let announced = operation(
+                "append",
+                self.app_path.display(),
+                write::append::AT_THE_END,
+                data.len() as u64,
+            );
+            self.run_protocol(fd, announced, |ctx, link, io| {
+                let data = faults::corrupt_write(data, my_replica());
+                write::append::run(ctx, link, io, &data)
+            })?
+        } else if membership::is_leader() && !self.placeholder {
+            let (n, end) = faults::append_to(fd, data)?;
+            (n, end - n as u64)
+        } else {
+            (data.len(), self.size(fd)?)
+        };
+        *offset = landed + count as u64;
         Ok(count)
     }
 

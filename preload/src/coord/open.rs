@@ -68,10 +68,11 @@ fn follower_flags(flags: i32, per_replica: bool) -> i32 {
 pub fn open(resolved: &Target, flags: i32, mode: libc::mode_t) -> Outcome<(i32, SharedFile)> {
     main_thread_only("open", &resolved.path.display())?;
     let path = resolved.c_path.as_c_str();
-    // redio places every write itself (O_APPEND: at the size the leader
-    // reports). A real descriptor with O_APPEND would make Linux's pwrite
-    // ignore the offset, and pieces written by several replicas would land
-    // in arrival order.
+    // redio places every write itself (O_APPEND: the writer of an append
+    // sets the flag for that one write, coord::faults::append_to). A real
+    // descriptor with O_APPEND would make Linux's pwrite ignore the
+    // offset, and pieces written by several replicas would land in arrival
+    // order.
     let real_flags = flags & !libc::O_APPEND;
     let plan = plan_for(resolved, flags);
     let (reply, leader) = on_leader(operation("open", resolved.app_path.display(), 0, 0), || {

@@ -168,6 +168,13 @@ impl FileIo for MemoryIo {
         self.bytes_written += data.len() as u64;
         Ok(data.len())
     }
+
+    fn append(&mut self, data: &[u8]) -> Result<(usize, u64), Errno> {
+        // The end, then a write there: a test's in-memory file has no
+        // other writer in between.
+        let end = self.file.lock().bytes.len() as u64;
+        self.pwrite(data, end).map(|n| (n, end))
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
 //! Write protocols: one module per protocol, and [`run`], the dispatcher
 //! the interposition layer calls for every write to a coordinated file.
 
+pub mod append;
 mod distributed;
 mod none;
 mod simple;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_append;
 #[cfg(test)]
 mod tests_distributed;
 

@@ -29,7 +29,7 @@ use crate::link::ReplicaLink;
 use crate::report::OpKind;
 use crate::tag::{tag, Step};
 use crate::vote::Digest;
-use crate::{wire, OpContext, OpError, EIO};
+use crate::{wire, Errno, OpContext, OpError, EIO};
 
 /// Runs Simple Write on this replica.
 pub(super) fn run<L, F>(
@@ -43,6 +43,28 @@ where
     L: ReplicaLink + ?Sized,
     F: FileIo + ?Sized,
 {
+    let written = one_writer(ctx, link, data, offset, false, |data| {
+        io.pwrite(data, offset).map(|n| (n, offset))
+    })?;
+    Ok(written.0)
+}
+
+/// Simple Write's vote and single writer, with the writer's call `write`
+/// (which returns the count and where the bytes landed). With
+/// `tell_landing`, the result message also carries the landing offset
+/// (8 bytes; Append Write, see `write::append`), and every replica returns
+/// it; otherwise every replica returns `offset`.
+pub(super) fn one_writer<L>(
+    ctx: &mut OpContext<'_>,
+    link: &mut L,
+    data: &[u8],
+    offset: u64,
+    tell_landing: bool,
+    write: impl FnOnce(&[u8]) -> Result<(usize, u64), Errno>,
+) -> Result<(usize, u64), OpError>
+where
+    L: ReplicaLink + ?Sized,
+{
     let mine = Digest {
         offset,
         requested: data.len(),
@@ -53,18 +75,37 @@ where
         return Err(OpError::Io(EIO));
     };
     let result_tag = tag(ctx.seq, Step::Result);
-    let result = if link.me() == writer {
-        let result = checked(io.pwrite(data, offset), data.len());
-        let mut message = Vec::with_capacity(9);
+    let (result, landed) = if link.me() == writer {
+        let outcome = write(data);
+        let landed = outcome.map_or(offset, |(_, at)| at);
+        let result = checked(outcome.map(|(n, _)| n), data.len());
+        let mut message = Vec::with_capacity(17);
         wire::encode_result(result, &mut message);
+        if tell_landing {
+            message.extend_from_slice(&landed.to_le_bytes());
+        }
         link.send_to_others(result_tag, &message)?;
-        result
+        (result, landed)
     } else {
         let message = link.recv(writer, result_tag)?;
-        wire::decode_result(&message, agreed.requested).map_err(|what| OpError::Protocol {
+        let malformed = |what| OpError::Protocol {
             replica: writer,
             what,
-        })?
+        };
+        match tell_landing {
+            false => (
+                wire::decode_result(&message, agreed.requested).map_err(malformed)?,
+                offset,
+            ),
+            true => {
+                let (result, rest) =
+                    wire::decode_result_from(&message, agreed.requested).map_err(malformed)?;
+                let landed: [u8; 8] = rest
+                    .try_into()
+                    .map_err(|_| malformed("landing offset is not 8 bytes"))?;
+                (result, u64::from_le_bytes(landed))
+            }
+        }
     };
-    result.map_err(OpError::Io)
+    result.map(|n| (n, landed)).map_err(OpError::Io)
 }

@@ -1,6 +1,8 @@
 """Node-local files of co-located replicas from Python, with no configuration
 (tests/interposition/colocated.rs): os.makedirs(exist_ok=True), a JSON file
-per rank, a log per rank appended to twice, a NamedTemporaryFile (a random
+per rank, a log per rank appended to twice, a log every rank appends to at
+once (its lines in arrival order, so rank 0 prints them sorted and removes
+it), a NamedTemporaryFile (a random
 name, each replica's own) moved over a common name with os.replace, and a
 module written and imported after MPI_Init.
 
@@ -19,11 +21,21 @@ out = sys.argv[1]
 os.makedirs(os.path.join(out, "results", "sub"), exist_ok=True)
 with open(os.path.join(out, f"data.{rank}.json"), "w") as f:
     json.dump({"rank": rank, "values": list(range(1000))}, f)
-# Each rank its own log, appended to twice: appends of several ranks to one
-# file are not atomic under redio (docs/interposition.md, "Limits").
 for step in range(2):
     with open(os.path.join(out, f"log.{rank}.txt"), "a") as f:
         f.write(f"rank {rank} step {step}\n")
+# Every rank appends to one log at once: no line may be lost.
+common = os.path.join(out, "common.log")
+for step in range(20):
+    with open(common, "a") as f:
+        f.write(f"rank {rank} step {step:02d}\n")
+MPI.COMM_WORLD.Barrier()
+if rank == 0:
+    with open(common) as f:
+        lines = sorted(f.read().splitlines())
+    print(f"common.log: {len(lines)} lines, {len(set(lines))} distinct", flush=True)
+    os.remove(common)
+MPI.COMM_WORLD.Barrier()
 with tempfile.NamedTemporaryFile("w", dir=out, delete=False, prefix=f"t{rank}.") as f:
     f.write("temporary, then moved\n")
     temporary = f.name
