@@ -246,6 +246,7 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
     let mut own = path.clone().into_os_string();
     own.push(format!(".redio-r{replica}"));
     let own = PathBuf::from(own);
+    restore_session_directory(&own);
     Resolved {
         c_path: c_string(&own),
         app_path: path,
@@ -257,6 +258,38 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
         per_replica: true,
         named_apart: false,
     }
+}
+
+/// After a process dies, Open MPI 4.1 removes the job's session directory
+/// (measured: `/tmp/ompi.<host>.<uid>/pid.<mpirun>/1` present, then gone),
+/// where OMPIO's sharedfp/sm creates its file at every `MPI_File_open`: a
+/// survivor's open then failed (`ENOENT`, then `MPI_ERR_OTHER`;
+/// docs/io-stacks.md). So the directory of such a file is made again when
+/// it is missing (node-local, this user's, removed by `mpirun` at the end).
+fn restore_session_directory(sm_file: &Path) {
+    let is_sm = sm_file
+        .file_name()
+        .and_then(OsStr::to_str)
+        .is_some_and(|n| n.contains(".sm.redio-r"));
+    let Some(dir) = sm_file.parent().filter(|_| is_sm) else {
+        return;
+    };
+    // std's file calls inside must reach the real functions.
+    crate::sys::guard::inside(|| {
+        if !dir.exists() {
+            use std::os::unix::fs::DirBuilderExt;
+            let made = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir);
+            crate::log!(
+                Info,
+                "{}: OMPIO's session directory was gone (removed by Open MPI after a death); \
+                 made again: {made:?}",
+                dir.display()
+            );
+        }
+    });
 }
 
 /// Resolves and classifies the real path `real` of a descriptor (from
