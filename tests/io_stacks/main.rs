@@ -28,6 +28,7 @@ mod support;
 mod failover;
 mod hdf5;
 mod mpiio;
+mod node_local;
 mod pnetcdf;
 mod python;
 mod repeat;

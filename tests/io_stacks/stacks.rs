@@ -25,6 +25,20 @@ fn data_bytes(bytes: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// Where the replicated runs write, and how redio learns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// `<area>/shared` declared shared in `<area>/redio.yaml` (`--config`),
+    /// node-local files remapped per replica.
+    Configured,
+    /// No `--config` and no `REDIO_CONFIG`, as a new user on one machine:
+    /// `<area>/shared` is then a node-local directory (the test's tmp area,
+    /// on the local disk) that every replica of a rank names, so redio must
+    /// coordinate it by itself (docs/interposition.md, "Replicas sharing a
+    /// node").
+    NodeLocal,
+}
+
 /// Runs `exe` plain, then under redio at each of `degrees` (block layout,
 /// Simple Read and Simple Write), every process under strace, and asserts
 /// that each replicated run printed, stored and wrote what the plain run
@@ -37,7 +51,20 @@ pub fn like_plain_and_written_once(
     env: &[(&str, &str)],
 ) {
     let command = [exe.display().to_string()];
-    command_like_plain_and_written_once(mpi, &command, name, degrees, env);
+    command_like_plain(mpi, &command, name, degrees, env, Storage::Configured);
+}
+
+/// [`like_plain_and_written_once`] with no configuration, writing into a
+/// node-local directory ([`Storage::NodeLocal`]).
+pub fn node_local_like_plain_and_written_once(
+    mpi: Mpi,
+    exe: &Path,
+    name: &str,
+    degrees: &[u32],
+    env: &[(&str, &str)],
+) {
+    let command = [exe.display().to_string()];
+    command_like_plain(mpi, &command, name, degrees, env, Storage::NodeLocal);
 }
 
 /// [`like_plain_and_written_once`] for a command with arguments before the
@@ -48,6 +75,20 @@ pub fn command_like_plain_and_written_once(
     name: &str,
     degrees: &[u32],
     env: &[(&str, &str)],
+) {
+    command_like_plain(mpi, program, name, degrees, env, Storage::Configured);
+}
+
+/// `program` plain, then under redio at each of `degrees` with `storage`,
+/// every process under strace: each run must print, store and write (bytes
+/// per file, counted by strace) what the plain run did.
+pub fn command_like_plain(
+    mpi: Mpi,
+    program: &[String],
+    name: &str,
+    degrees: &[u32],
+    env: &[(&str, &str)],
+    storage: Storage,
 ) {
     let plain_area = Area::new(&format!("{name}-plain"), false);
     let trace = plain_area.root.join("trace");
@@ -72,27 +113,39 @@ pub fn command_like_plain_and_written_once(
     };
 
     for &degree in degrees {
-        let what = format!("{name} ({}) r={degree}", mpi.key());
-        let area = Area::new(&format!("{name}-r{degree}"), true);
+        let configured = storage == Storage::Configured;
+        let what = format!("{name} ({}) r={degree} {storage:?}", mpi.key());
+        let area = Area::new(&format!("{name}-r{degree}"), configured);
         let trace = area.root.join("trace");
         let mut args = strace_prefix(&trace);
         args.extend(program.iter().cloned());
-        let job = replicated(
-            mpi,
-            Path::new("strace"),
-            &area,
-            (degree, "block"),
-            &args,
-            env,
-        );
+        let job = if configured {
+            replicated(
+                mpi,
+                Path::new("strace"),
+                &area,
+                (degree, "block"),
+                &args,
+                env,
+            )
+        } else {
+            let mut launch = Launch::redio(mpi, RANKS, degree, "block", Path::new("strace"))
+                .args(args)
+                .args(area.args())
+                .timeout(TIMEOUT);
+            for (variable, value) in env {
+                launch = launch.env(variable, value);
+            }
+            launch.run()
+        };
         check_success(&job, &what);
         assert_like_plain(&plain, &job, &area, degree, LayoutKind::Block, &what);
         let bytes = data_bytes(written_bytes(&trace, &area.shared));
-        println!("{what}: bytes written per shared file: plain {plain_bytes:?}, redio {bytes:?}");
+        println!("{what}: bytes written per file: plain {plain_bytes:?}, redio {bytes:?}");
         assert_eq!(
             bytes, plain_bytes,
-            "{what}: the bytes that reached each shared file (strace) differ from the plain \
-             run's; r times them would mean every replica wrote"
+            "{what}: the bytes that reached each file (strace) differ from the plain run's; r \
+             times them would mean every replica wrote"
         );
     }
 }

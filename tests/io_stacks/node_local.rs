@@ -1,0 +1,56 @@
+//! The stacks on one machine with no configuration, as a new user first
+//! runs them: every replica of a rank on this node, no `--config`, the
+//! files written into a node-local directory (the test's tmp area, on the
+//! local disk). redio must see by itself that the replicas name one file
+//! and coordinate it (docs/interposition.md, "Replicas sharing a node"):
+//! each process prints the plain run's lines, the files are the plain
+//! run's byte for byte, and strace counts the plain run's bytes per file
+//! (written once, not r times).
+
+use crate::common::{compile_linked, repo, Mpi};
+use crate::stacks::{command_like_plain, node_local_like_plain_and_written_once, Storage};
+
+#[test]
+fn parallel_hdf5_on_a_node_local_path_without_configuration_mpich() {
+    let exe = compile_linked(Mpi::Mpich, "stacks/h5_parallel.c", &["hdf5-mpich"]);
+    node_local_like_plain_and_written_once(Mpi::Mpich, &exe, "hdf5-mpich-nodelocal", &[2, 3], &[]);
+}
+
+#[test]
+fn pnetcdf_on_a_node_local_path_without_configuration_openmpi() {
+    let exe = compile_linked(Mpi::OpenMpi, "stacks/pnetcdf_write.c", &["pnetcdf"]);
+    node_local_like_plain_and_written_once(
+        Mpi::OpenMpi,
+        &exe,
+        "pnetcdf-openmpi-nodelocal",
+        &[2, 3],
+        &[],
+    );
+}
+
+#[test]
+fn parallel_hdf5_on_a_node_local_path_without_configuration_openmpi() {
+    let exe = compile_linked(Mpi::OpenMpi, "stacks/h5_parallel.c", &["hdf5-openmpi"]);
+    node_local_like_plain_and_written_once(
+        Mpi::OpenMpi,
+        &exe,
+        "hdf5-openmpi-nodelocal",
+        &[2, 3],
+        &[],
+    );
+}
+
+/// mpi4py's `MPI.File` (Debian's build, Open MPI), as in `python.rs`.
+#[test]
+fn mpi4py_mpi_io_on_a_node_local_path_without_configuration_openmpi() {
+    let script = repo().join("tests/programs/stacks/mpi4py_mpiio.py");
+    let command = ["/usr/bin/python3".to_string(), script.display().to_string()];
+    command_like_plain(
+        Mpi::OpenMpi,
+        &command,
+        "mpi4py-openmpi-nodelocal",
+        &[2, 3],
+        &[],
+        Storage::NodeLocal,
+    );
+}
