@@ -5,9 +5,11 @@
 //! and coordinate it (docs/interposition.md, "Replicas sharing a node"):
 //! each process prints the plain run's lines, the files are the plain
 //! run's byte for byte, and strace counts the plain run's bytes per file
-//! (written once, not r times).
+//! (written once, not r times). Parallel HDF5 (MPICH and Open MPI),
+//! PnetCDF, mpi4py's `MPI.File` and the MPI-IO surface under them
+//! (`mpiio_surface.c`), at r=2 and r=3.
 
-use crate::common::{compile_linked, repo, Mpi};
+use crate::common::{compile_flavour, compile_linked, repo, Flavour, Mpi};
 use crate::stacks::{command_like_plain, node_local_like_plain_and_written_once, Storage};
 
 #[test]
@@ -52,5 +54,27 @@ fn mpi4py_mpi_io_on_a_node_local_path_without_configuration_openmpi() {
         &[2, 3],
         &[],
         Storage::NodeLocal,
+    );
+}
+
+/// The MPI-IO surface under the stacks (`mpiio.rs`): shared file pointers
+/// (ROMIO's `.shfp` bookkeeping file beside the data file), `APPEND`,
+/// `EXCL`, `DELETE_ON_CLOSE`, `MPI_File_delete` on one node-local file.
+#[test]
+fn the_mpi_io_surface_on_a_node_local_path_without_configuration_mpich() {
+    let exe = compile_flavour(Mpi::Mpich, "io/mpiio_surface.c", Flavour::Fortify);
+    node_local_like_plain_and_written_once(Mpi::Mpich, &exe, "mpiio-mpich-nodelocal", &[2, 3], &[]);
+}
+
+/// The same with Open MPI's OMPIO (its `sharedfp` lock files).
+#[test]
+fn the_mpi_io_surface_on_a_node_local_path_without_configuration_openmpi() {
+    let exe = compile_flavour(Mpi::OpenMpi, "io/mpiio_surface.c", Flavour::Fortify);
+    node_local_like_plain_and_written_once(
+        Mpi::OpenMpi,
+        &exe,
+        "mpiio-openmpi-nodelocal",
+        &[2, 3],
+        &[],
     );
 }
