@@ -7,7 +7,8 @@
 //! run's byte for byte, and strace counts the plain run's bytes per file
 //! (written once, not r times). Parallel HDF5 (MPICH and Open MPI),
 //! PnetCDF, mpi4py's `MPI.File` and the MPI-IO surface under them
-//! (`mpiio_surface.c`), at r=2 and r=3.
+//! (`mpiio_surface.c`), at r=2 and r=3. Two ignored tests measure the
+//! limit under `/dev/shm`, which redio never manages.
 
 use crate::common::{compile_flavour, compile_linked, repo, Flavour, Mpi};
 use crate::stacks::{command_like_plain, node_local_like_plain_and_written_once, Storage};
@@ -76,5 +77,42 @@ fn the_mpi_io_surface_on_a_node_local_path_without_configuration_openmpi() {
         "mpiio-openmpi-nodelocal",
         &[2, 3],
         &[],
+    );
+}
+
+/// Limit (docs/io-stacks.md, Limits, "`/dev/shm` is never managed"): paths
+/// under `/dev` pass through on every replica, so each replica world
+/// writes the file itself: strace counts twice the plain run's bytes at
+/// r=2 (the file still comes out byte-identical).
+#[test]
+#[ignore = "limit: /dev/shm is never managed, every replica writes (docs/io-stacks.md)"]
+fn parallel_hdf5_under_dev_shm_without_configuration_mpich() {
+    let exe = compile_linked(Mpi::Mpich, "stacks/h5_parallel.c", &["hdf5-mpich"]);
+    let command = [exe.display().to_string()];
+    command_like_plain(
+        Mpi::Mpich,
+        &command,
+        "hdf5-mpich-devshm",
+        &[2, 3],
+        &[],
+        Storage::DevShm,
+    );
+}
+
+/// Limit, as above: with `MPI_MODE_APPEND` every replica world appends, so
+/// the appended file is r times too long and replica 1 prints another
+/// position than replica 0.
+#[test]
+#[ignore = "limit: /dev/shm is never managed, every replica writes (docs/io-stacks.md)"]
+fn the_mpi_io_surface_under_dev_shm_without_configuration_mpich() {
+    let exe = compile_flavour(Mpi::Mpich, "io/mpiio_surface.c", Flavour::Fortify);
+    let command = [exe.display().to_string()];
+    command_like_plain(
+        Mpi::Mpich,
+        &command,
+        "mpiio-mpich-devshm",
+        &[2, 3],
+        &[],
+        Storage::DevShm,
     );
 }

@@ -5,7 +5,7 @@ use crate::common::{Launch, Mpi};
 use crate::support::{assert_like_plain, check_success, replicated, Area, Reference, RANKS};
 use redio::topology::LayoutKind;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Seconds before a job counts as hung: these programs take a few seconds
 /// under strace on a loaded machine.
@@ -37,6 +37,43 @@ pub enum Storage {
     /// coordinate it by itself (docs/interposition.md, "Replicas sharing a
     /// node").
     NodeLocal,
+    /// No configuration either, the files under `/dev/shm` (tmpfs, also
+    /// node-local): redio never manages paths under `/dev`, so this
+    /// measures a limit (docs/io-stacks.md, Limits).
+    DevShm,
+}
+
+impl Storage {
+    /// A fresh area for one run: under the test's tmp area, or under
+    /// `/dev/shm` for [`Storage::DevShm`] (removed with the area's
+    /// [`ShmRoot`]).
+    fn area(self, name: &str, shm: &Option<ShmRoot>) -> Area {
+        match (self, shm) {
+            (Storage::DevShm, Some(ShmRoot(parent))) => {
+                let root = parent.join(name);
+                let area = Area {
+                    shared: root.join("shared"),
+                    local: root.join("local"),
+                    config: root.join("redio.yaml"),
+                    root,
+                };
+                std::fs::create_dir_all(&area.shared).unwrap();
+                std::fs::create_dir_all(&area.local).unwrap();
+                area
+            }
+            _ => Area::new(name, self == Storage::Configured),
+        }
+    }
+}
+
+/// This test's directory under `/dev/shm`, removed when dropped: files
+/// there take the machine's memory.
+struct ShmRoot(PathBuf);
+
+impl Drop for ShmRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Runs `exe` plain, then under redio at each of `degrees` (block layout,
@@ -90,7 +127,16 @@ pub fn command_like_plain(
     env: &[(&str, &str)],
     storage: Storage,
 ) {
-    let plain_area = Area::new(&format!("{name}-plain"), false);
+    let shm = (storage == Storage::DevShm).then(|| {
+        let root = PathBuf::from(format!("/dev/shm/redio-tests-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        ShmRoot(root)
+    });
+    let plain_storage = match storage {
+        Storage::DevShm => Storage::DevShm,
+        _ => Storage::NodeLocal,
+    };
+    let plain_area = plain_storage.area(&format!("{name}-plain"), &shm);
     let trace = plain_area.root.join("trace");
     let mut command = vec!["-n".to_string(), RANKS.to_string(), "strace".into()];
     command.extend(strace_prefix(&trace));
@@ -115,7 +161,7 @@ pub fn command_like_plain(
     for &degree in degrees {
         let configured = storage == Storage::Configured;
         let what = format!("{name} ({}) r={degree} {storage:?}", mpi.key());
-        let area = Area::new(&format!("{name}-r{degree}"), configured);
+        let area = storage.area(&format!("{name}-r{degree}"), &shm);
         let trace = area.root.join("trace");
         let mut args = strace_prefix(&trace);
         args.extend(program.iter().cloned());
