@@ -1,6 +1,8 @@
 //! Real I/O stacks under redundancy (issue 18): programs that do their I/O
 //! through MPI-IO (ROMIO in MPICH, OMPIO in Open MPI), parallel HDF5 and
-//! PnetCDF, run plain and under `redio run` at r = 2 and 3.
+//! PnetCDF, run plain and under `redio run` at r = 2 and 3: with a
+//! configured shared directory, and with no configuration on a node-local
+//! one (`node_local.rs`).
 //!
 //! redio coordinates MPI-IO where it meets the file system: the MPI
 //! library's own POSIX calls on shared files run through the protocols
@@ -28,6 +30,7 @@ mod support;
 mod failover;
 mod hdf5;
 mod mpiio;
+mod node_local;
 mod pnetcdf;
 mod python;
 mod repeat;
