@@ -47,18 +47,24 @@ pub fn agree(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<(), Stop> {
 
 /// Announces `op` as operation `seq` like [`agree`], but different paths
 /// under the same kind are no divergence: returns whether every replica
-/// named the same path. Different kinds are a divergence, settled as in
-/// [`agree`].
+/// named the same path. Any other difference is a divergence, settled as
+/// in [`agree`].
 pub fn same_path(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<bool, Stop> {
     let rank = world::identity().map_or(0, |i| i.placement.rank);
     match announce(link, rank, seq, op) {
         Ok(None) => Ok(true),
-        Ok(Some(divergence)) if divergence.operations.iter().all(|o| o.kind == op.kind) => {
-            Ok(false)
-        }
+        Ok(Some(divergence)) if named_apart(&divergence, op) => Ok(false),
         Ok(Some(divergence)) => settle(&divergence, false).map(|()| false),
         Err(error) => Err(Stop::from(error)),
     }
+}
+
+/// True when the replicas announced the same kind of call, on paths that
+/// are not all `mine`'s: each replica named its own file (a process id in
+/// the name), which is no divergence.
+fn named_apart(divergence: &Divergence, mine: &Operation) -> bool {
+    divergence.operations.iter().all(|o| o.kind == mine.kind)
+        && divergence.operations.iter().any(|o| o.path != mine.path)
 }
 
 /// Announces `MPI_Finalize` to the replica set as operation `seq`, so that

@@ -20,6 +20,7 @@ use crate::state::{phase, settings, world};
 use crate::sys::errno::errno;
 use redio_protocols::leader::{self, Reply};
 use redio_protocols::{Errno, LinkError, Mismatch, OnMismatch, Operation};
+use std::cell::Cell;
 
 /// Result of one replica's operation: a value or an errno.
 pub type Outcome<T> = Result<T, Errno>;
@@ -68,16 +69,47 @@ pub(crate) fn coordinated<T>(
     mut step: impl FnMut(&mut MpiLink, u64) -> Result<T, Stop>,
 ) -> Result<T, Errno> {
     let seq = sequence::next();
+    let tentative = TENTATIVE.with(|t| t.replace(false));
     failover::run(
         seq,
         op,
         |e| report_link(&op.kind, e),
         |link| {
-            divergence::agree(link, seq, op)?;
+            if tentative {
+                if !divergence::same_path(link, seq, op)? {
+                    // Nothing was done: the caller passes the call through.
+                    APART.with(|a| a.set(true));
+                    return Err(Stop::Errno(libc::EIO));
+                }
+            } else {
+                divergence::agree(link, seq, op)?;
+            }
             link.set_deadline(deadline());
             step(link, seq)
         },
     )
+}
+
+thread_local! {
+    /// Set by [`tentatively`] until the next coordinated operation takes it.
+    static TENTATIVE: Cell<bool> = const { Cell::new(false) };
+    /// Set when that operation found the replicas naming different paths.
+    static APART: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `call`, a call on a node-local path of co-located replicas
+/// ([`crate::io::paths::Resolved::tentative`]), so that its first
+/// coordinated operation also checks that every replica names the same
+/// path, as [`same_path_everywhere`] does in a round of its own. Returns
+/// the call's result and whether the replicas named different paths: the
+/// operation then did nothing and failed alike on every replica, and the
+/// caller passes the call through.
+pub(crate) fn tentatively<R>(call: impl FnOnce() -> R) -> (R, bool) {
+    TENTATIVE.with(|t| t.set(true));
+    APART.with(|a| a.set(false));
+    let result = call();
+    TENTATIVE.with(|t| t.set(false));
+    (result, APART.with(|a| a.replace(false)))
 }
 
 /// The kind under which co-located replicas compare a node-local path

@@ -40,7 +40,10 @@ pub fn on_file<T>(
 
 /// Routes a call on a path: `pass` gets the path to use for the real call
 /// (remapped per replica when `remap` applies); `managed` gets the resolved
-/// shared path.
+/// shared path. On a node-local path of co-located replicas, `managed`
+/// runs first, and `pass` after it when the replicas turn out to name
+/// different paths (`managed` then did nothing: its first coordinated
+/// operation failed on every replica before any call was made).
 ///
 /// # Safety
 /// `path` is null or a NUL-terminated string.
@@ -62,8 +65,17 @@ pub unsafe fn with_path<R>(
             return pass(path);
         }
     };
-    let resolved = paths::resolve(dirfd, raw);
+    let resolved = paths::resolve_tentatively(dirfd, raw);
     match resolved.bypass() {
+        None if resolved.tentative => {
+            let (result, apart) = crate::coord::round::tentatively(|| managed(&resolved));
+            if !apart {
+                return result;
+            }
+            // Each co-located replica named its own file: as in a plain run.
+            route::log_bypass(call, Bypass::NodeLocal, &resolved.path.display());
+            pass(resolved.for_real_call(path))
+        }
         None => managed(&resolved),
         Some(reason) => {
             route::log_bypass(call, reason, &resolved.path.display());

@@ -11,7 +11,8 @@
 //! 5. When every replica of this rank runs on this node, a node-local path
 //!    that `remap` leaves alone is one file for all of them: it is
 //!    coordinated like a shared one, if every replica names it at this
-//!    point ([`colocated_class`]).
+//!    point ([`colocated`]): checked in a round of its own ([`resolve`]),
+//!    or by the call's first operation ([`resolve_tentatively`]).
 
 use crate::coord::target::Target;
 use crate::io::route::Bypass;
@@ -53,6 +54,12 @@ pub struct Resolved {
     /// call naming it with another path (`rename` of a temporary file)
     /// passes through as a whole.
     pub named_apart: bool,
+    /// A node-local path of co-located replicas, treated as shared on the
+    /// condition that every replica names it: the call's first coordinated
+    /// operation checks that ([`crate::coord::round::tentatively`]), and
+    /// the call passes through when the names differ. Only from
+    /// [`resolve_tentatively`].
+    pub tentative: bool,
 }
 
 impl Resolved {
@@ -108,7 +115,26 @@ pub fn load_mounts() {
 
 /// Resolves and classifies `path` given relative to `dirfd` (`AT_FDCWD` for
 /// the working directory). Must run inside redio (`crate::io::route::enter`).
+///
+/// A node-local path of co-located replicas costs one round of the replica
+/// set here, to learn whether every replica names it.
 pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
+    let mut resolved = resolve_tentatively(dirfd, path);
+    if resolved.tentative {
+        resolved.tentative = false;
+        if !crate::coord::round::same_path_everywhere(&resolved.path) {
+            resolved.class = Class::Local;
+            resolved.named_apart = true;
+        }
+    }
+    resolved
+}
+
+/// [`resolve`], but a node-local path of co-located replicas comes back
+/// [`Resolved::tentative`]: the caller runs its call under
+/// [`crate::coord::round::tentatively`], whose first operation checks the
+/// names on the way (one round less per call: `benches/colocated.py`).
+pub fn resolve_tentatively(dirfd: libc::c_int, path: &CStr) -> Resolved {
     let raw = Path::new(OsStr::from_bytes(path.to_bytes()));
     // Fast path: system paths are never managed and need no resolution.
     if NEVER_MANAGED.iter().any(|prefix| raw.starts_with(prefix)) {
@@ -122,6 +148,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             fs_type: None,
             per_replica: false,
             named_apart: false,
+            tentative: false,
         };
     }
     let absolute = absolute(dirfd, raw);
@@ -137,6 +164,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
             fs_type: None,
             per_replica: false,
             named_apart: false,
+            tentative: false,
         };
     };
     let remapped = fsclass::remap(
@@ -159,13 +187,9 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
     }
     let target = remapped.clone().unwrap_or(canonical);
     let mut class = fsclass::classify(config, &target, mounts).class;
-    let mut named_apart = false;
-    if class == Class::Local && remapped.is_none() {
-        match colocated_class(&target) {
-            Some(true) => class = Class::Shared,
-            Some(false) => named_apart = true,
-            None => {}
-        }
+    let tentative = class == Class::Local && remapped.is_none() && colocated(&target);
+    if tentative {
+        class = Class::Shared;
     }
     let fs_type = fsclass::fs_type_of(&target, mounts).map(str::to_owned);
     // Keep the application's own spelling when nothing was rewritten, so
@@ -184,7 +208,8 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
         uncoordinated: false,
         fs_type,
         per_replica,
-        named_apart,
+        named_apart: false,
+        tentative,
     };
     resolved.uncoordinated = class == Class::Shared && {
         let io = resolved.io(config, None);
@@ -199,18 +224,19 @@ const SYSTEM_TREES: &[&str] = &[
     "/usr", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/boot", "/snap",
 ];
 
-/// For a node-local `path` that `remap` leaves alone: `None` when the
-/// replicas of this rank do not all run on this node (each has its own
-/// file), or the path is in a [`SYSTEM_TREES`] tree, or the call is not on
-/// the thread that called `MPI_Init` (no deterministic order there to meet
-/// the others in; the call passes through, as before); otherwise whether
-/// every replica names `path` at this point (one round of the replica
-/// set): `Some(true)`, one file, coordinated; `Some(false)`, each its own.
-fn colocated_class(path: &Path) -> Option<bool> {
-    let candidate = world::colocated()
+/// For a node-local `path` that `remap` leaves alone: true when every
+/// replica of this rank runs on this node (so `path` may be one file for
+/// all of them), the path is not in a [`SYSTEM_TREES`] tree, and the call
+/// is coordinated at all: on the thread that called `MPI_Init` (elsewhere
+/// there is no deterministic order to meet the others in), before
+/// `MPI_Finalize`. Whether every replica names `path` is then learnt in a
+/// round of the replica set ([`resolve`], or the call's own first
+/// operation under [`resolve_tentatively`]).
+fn colocated(path: &Path) -> bool {
+    world::colocated()
+        && crate::state::phase::active()
         && crate::state::phase::on_main_thread()
-        && !SYSTEM_TREES.iter().any(|tree| path.starts_with(tree));
-    candidate.then(|| crate::coord::round::same_path_everywhere(path))
+        && !SYSTEM_TREES.iter().any(|tree| path.starts_with(tree))
 }
 
 /// True for the files MPI-IO libraries create beside (or for) a data file
@@ -257,6 +283,7 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
         fs_type: None,
         per_replica: true,
         named_apart: false,
+        tentative: false,
     }
 }
 
