@@ -291,6 +291,13 @@ fn warn_if_colocated(world_rank: u32, topology: &Topology, all: &[u64]) {
              set: their node-local files would collide. Give each replica its own directory \
              with `remap` (docs/interposition.md)"
         );
+    } else if partly {
+        // Coordination needs the whole replica set on one node.
+        crate::log!(
+            Info,
+            "some replicas of a logical rank share a node with only part of their replica \
+             set: `remap` keeps apart the node-local files it names; others would collide"
+        );
     } else {
         crate::log!(
             Info,
