@@ -57,6 +57,18 @@ pub struct Replica {
     pub messages_sent: u64,
 }
 
+/// The context of operation `seq` of the test file under the default
+/// policy, reporting mismatches to `sink`.
+pub fn context<'a>(seq: u64, sink: &'a mut dyn FnMut(Mismatch)) -> OpContext<'a> {
+    OpContext {
+        rank: RANK,
+        path: PATH,
+        seq,
+        on_mismatch: sink,
+        policy: Policy::default(),
+    }
+}
+
 /// Faults of replica `i`, none when `faults` is shorter.
 fn faults_of(faults: &[Faults], i: usize) -> Faults {
     faults.get(i).copied().unwrap_or(Faults::NONE)

@@ -223,13 +223,7 @@ fn simple_r3_corrects_a_replica_that_hit_eof_early() {
         };
         let mut buf = vec![0; LEN];
         let mut sink = |_| {};
-        let mut ctx = OpContext {
-            rank: RANK,
-            path: PATH,
-            seq: 0,
-            on_mismatch: &mut sink,
-            policy: Default::default(),
-        };
+        let mut ctx = context(0, &mut sink);
         let result = read::run(
             ReadProtocol::Simple,
             &mut ctx,

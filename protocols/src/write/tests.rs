@@ -5,7 +5,7 @@ use crate::report::OpKind;
 use crate::tag::{tag, Step};
 use crate::testkit::*;
 use crate::vote::{Digest, Outcome};
-use crate::{wire, write, OpContext, OpError, ReplicaLink, WriteProtocol, EIO};
+use crate::{wire, write, OpError, ReplicaLink, WriteProtocol, EIO};
 use libc::ENOSPC;
 
 const OFFSET: u64 = 300;
@@ -250,13 +250,7 @@ fn simple_rejects_a_writer_result_beyond_the_buffer() {
         }
         let mut io = file.io(Faults::NONE);
         let mut sink = |_| {};
-        let mut ctx = OpContext {
-            rank: RANK,
-            path: PATH,
-            seq: 1,
-            on_mismatch: &mut sink,
-            policy: Default::default(),
-        };
+        let mut ctx = context(1, &mut sink);
         Some(write::run(
             WriteProtocol::Simple,
             &mut ctx,

@@ -3,7 +3,7 @@
 use super::append;
 use crate::memory::{run_replicas, Faults, MemoryFile};
 use crate::testkit::*;
-use crate::{OpContext, OpError, Policy, EIO};
+use crate::{OpError, EIO};
 use libc::ENOSPC;
 
 fn line() -> Vec<u8> {
@@ -25,13 +25,7 @@ fn append_all(
         let me = crate::ReplicaLink::me(&link);
         let mut io = file.io(faults.get(me).copied().unwrap_or(Faults::NONE));
         let mut sink = |_| {};
-        let mut ctx = OpContext {
-            rank: RANK,
-            path: PATH,
-            seq: 1,
-            on_mismatch: &mut sink,
-            policy: Policy::default(),
-        };
+        let mut ctx = context(1, &mut sink);
         let result = append::run(&mut ctx, &mut link, &mut io, &requests[me]);
         (result, io.pwrites())
     })
