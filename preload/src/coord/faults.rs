@@ -217,15 +217,15 @@ impl FileIo for RealFile {
         if let Some(errno) = self.write_errno {
             return Err(errno);
         }
-        let (n, end) = append_to(self.fd, data)?;
+        let (n, landed) = append_to(self.fd, data)?;
         crate::state::counters::written(n as u64);
         after_call(self.seq);
-        Ok((n, end - n as u64))
+        Ok((n, landed))
     }
 }
 
 /// Writes `data` at the end of `fd` (see [`RealFile::append`]); returns
-/// the count and the offset just after the bytes.
+/// the count and the offset where the bytes landed.
 pub fn append_to(fd: i32, data: &[u8]) -> Result<(usize, u64), Errno> {
     // SAFETY: fcntl, write and lseek on a descriptor of this process, with
     // a buffer of `data.len()` bytes.
@@ -244,6 +244,6 @@ pub fn append_to(fd: i32, data: &[u8]) -> Result<(usize, u64), Errno> {
         if end < 0 {
             return Err(errno());
         }
-        Ok((n as usize, end as u64))
+        Ok((n as usize, end as u64 - n as u64))
     }
 }

@@ -194,8 +194,7 @@ impl SharedFile {
                 write::append::run(ctx, link, io, &data)
             })?
         } else if membership::is_leader() && !self.placeholder {
-            let (n, end) = faults::append_to(fd, data)?;
-            (n, end - n as u64)
+            faults::append_to(fd, data)?
         } else {
             (data.len(), self.size(fd)?)
         };
