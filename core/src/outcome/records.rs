@@ -213,6 +213,18 @@ pub struct Run {
     pub lives: Vec<Life>,
 }
 
+/// The exit a process recorded in its event file (`text`, the whole file):
+/// its status and who decided it, or `None` when it recorded none (it was
+/// killed by a signal, or is still running).
+pub fn recorded_exit(text: &str) -> Option<(i32, ExitHow)> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Life>(l).ok())
+        .find_map(|life| match life.event {
+            LifeEvent::Exit { status, how } => Some((status, how)),
+            LifeEvent::Spawned { .. } => None,
+        })
+}
+
 /// Reads every event and life line of a run directory (lines that parse
 /// as neither are skipped).
 pub fn read_run(dir: &Path) -> Run {

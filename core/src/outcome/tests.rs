@@ -285,3 +285,27 @@ fn a_rank_without_a_finished_replica_is_lost() {
     assert!(!summary.completed);
     assert_eq!(summary.unfinished_ranks, vec![1]);
 }
+
+#[test]
+fn the_recorded_exit_is_found_among_the_other_lines_of_an_event_file() {
+    // The lines exactly as libredio.so writes them (state/exits.rs and
+    // state/report.rs), with an event record between them.
+    let spawned = r#"{"time_us":1,"world_rank":3,"pid":77,"event":"spawned","host":"n1"}"#;
+    let event = r#"{"time":2.0,"world_rank":3,"replica":1,"rank":1,"event":"started"}"#;
+    let exit = r#"{"time_us":3,"world_rank":3,"pid":77,"event":"exit","status":1,"how":"exit"}"#;
+    let file = format!("{spawned}\n{event}\n{exit}\n");
+    assert_eq!(recorded_exit(&file), Some((1, ExitHow::Exit)));
+    let retired = exit.replace(
+        r#""status":1,"how":"exit""#,
+        r#""status":0,"how":"retired""#,
+    );
+    assert_eq!(
+        recorded_exit(&format!("{spawned}\n{retired}\n")),
+        Some((0, ExitHow::Retired))
+    );
+    // Killed by a signal: no exit line, perhaps half a line.
+    assert_eq!(
+        recorded_exit(&format!("{spawned}\n{event}\n{{\"time_us\":4,")),
+        None
+    );
+}

@@ -151,14 +151,13 @@ pub fn recover(seq: u64) -> Option<Recovered> {
         match recover_with_ulfm(&old, seq, started) {
             Ok(recovered) => return Some(recovered),
             Err(Unrecovered::Failed) => return None,
-            Err(Unrecovered::Unreported(ranks)) => {
+            Err(Unrecovered::Unreported { ranks, waited }) => {
                 crate::log!(
                     Warn,
                     "fail-over: world rank(s) {ranks:?} died, but Open MPI has not reported it \
-                     after {:?} (a process that exits with a non-zero code is reported only \
+                     after {waited:?} (a process that exits with a non-zero code is reported only \
                      with `--mca mpi_ft_detector true`): the survivors meet by process id \
-                     instead of shrinking",
-                    ulfm::report_grace()
+                     instead of shrinking"
                 );
                 let met = recover_by_process_id(&old, seq, started);
                 // SAFETY: the old view's communicator is still valid.

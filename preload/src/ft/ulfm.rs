@@ -22,10 +22,11 @@
 //! node, the watchdog), because Open MPI does not report a process that
 //! exits with a non-zero code, and rarely not even a `SIGKILL`
 //! (docs/fault-tolerance.md): such a death is seen by process id, and
-//! [`recover`] waits up to [`REPORT_GRACE`] for Open MPI to know it before
-//! shrinking. When Open MPI never learns, [`recover`] says so
-//! ([`Unrecovered::Unreported`]) and the survivors meet by process id
-//! instead, as on the liveness back-end (`membership`).
+//! [`recover`] waits for Open MPI to know it before shrinking, as long as
+//! how the dead ended says it will ([`grace_for`]). When Open MPI never
+//! learns, [`recover`] says so ([`Unrecovered::Unreported`]) and the
+//! survivors meet by process id instead, as on the liveness back-end
+//! (`membership`).
 
 use crate::comm::collective;
 use crate::comm::ffi;
@@ -37,18 +38,28 @@ use crate::comm::poll;
 use crate::comm::request::Op;
 use crate::ft::liveness;
 use crate::ft::watchdog;
+use crate::state::exits;
 use crate::state::settings;
 use crate::state::world;
 use crate::sys::guard::InsideMpi;
 use crate::sys::log;
+use redio_core::outcome::ExitHow;
 use std::ffi::c_int;
 use std::time::{Duration, Instant};
 
 /// How long a survivor that saw a death by process id waits for Open MPI
 /// to report it before it gives up on revoke and shrink (which would wait
-/// for the dead forever): Open MPI reports a death by signal within
-/// milliseconds (docs/benchmarks.md), and never a non-zero exit.
+/// for the dead forever), when it cannot tell whether Open MPI will
+/// ([`grace_for`]).
 pub const REPORT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long it waits when the dead ended in a way Open MPI reports (a
+/// signal, an exit with status 0, redio's own retirement by `SIGKILL`):
+/// the report usually comes within milliseconds, but under load it came
+/// after more than [`REPORT_GRACE`] (the soak, docs/fault-tolerance.md),
+/// and a report that arrives while the survivors meet by process id
+/// splits them.
+pub const LATE_REPORT_GRACE: Duration = Duration::from_secs(10);
 
 /// Turns the back-end on when this is an Open MPI 5 build running with
 /// `--with-ft ulfm` ([`mpix::enabled`]). Call once after `MPI_Init`, before
@@ -170,17 +181,69 @@ pub struct Shrunk {
     pub max_seq: u64,
 }
 
-/// [`REPORT_GRACE`], or `faults.timeout` when that is shorter.
-pub fn report_grace() -> Duration {
-    settings::get().map_or(REPORT_GRACE, |c| c.faults.timeout.min(REPORT_GRACE))
+/// Whether Open MPI will report a death, judged by how the dead process
+/// ended (docs/fault-tolerance.md, "How a death is reported").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Report {
+    /// Ended by a signal, with status 0, or retired by redio (which kills
+    /// itself under this back-end): reported, perhaps late.
+    Coming,
+    /// The application exited with a non-zero status, and the heartbeat
+    /// detector is off: never reported.
+    Never,
+    /// Its event file is out of sight (outside `redio run`, another node).
+    Unknown,
+}
+
+/// How Open MPI will learn of the death of `world_rank`, from the exit it
+/// recorded in the run directory ([`exits::event_file_of`]).
+fn report_of(world_rank: u32) -> Report {
+    let Some(events) = exits::event_file_of(world_rank) else {
+        return Report::Unknown;
+    };
+    match redio_core::outcome::recorded_exit(&events) {
+        // No exit line: killed by a signal.
+        None => Report::Coming,
+        Some((_, ExitHow::Retired | ExitHow::RankLost)) | Some((0, _)) => Report::Coming,
+        Some(_) if heartbeat_detector_on() => Report::Coming,
+        Some(_) => Report::Never,
+    }
+}
+
+/// True when the job runs Open MPI's heartbeat detector
+/// (`--mca mpi_ft_detector true`), which reports non-zero exits too.
+fn heartbeat_detector_on() -> bool {
+    std::env::var("OMPI_MCA_mpi_ft_detector")
+        .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
+}
+
+/// How long to wait for Open MPI to report the deaths of `dead` (world
+/// ranks): not at all when it never will, [`LATE_REPORT_GRACE`] when it
+/// will, and [`REPORT_GRACE`] (or `faults.timeout` when that is shorter)
+/// when it cannot be told or the deaths differ.
+fn grace_for(dead: &[u32]) -> Duration {
+    let reports: Vec<Report> = dead.iter().map(|&w| report_of(w)).collect();
+    if reports.iter().all(|&r| r == Report::Never) {
+        Duration::ZERO
+    } else if reports.iter().all(|&r| r == Report::Coming) {
+        LATE_REPORT_GRACE
+    } else {
+        settings::get().map_or(REPORT_GRACE, |c| c.faults.timeout.min(REPORT_GRACE))
+    }
 }
 
 /// Why [`recover`] gave the survivors no communicator.
 pub enum Unrecovered {
     /// These world ranks are dead by process id, but Open MPI was not told
-    /// within [`REPORT_GRACE`] and nobody revoked the set: shrinking would
-    /// wait for them forever, so the survivors must meet by process id.
-    Unreported(Vec<u32>),
+    /// within the grace ([`grace_for`]: `waited`) and nobody revoked the
+    /// set: shrinking would wait for them forever, so the survivors must
+    /// meet by process id.
+    Unreported {
+        /// The dead Open MPI does not know of.
+        ranks: Vec<u32>,
+        /// How long this survivor waited for the report.
+        waited: Duration,
+    },
     /// MPI failed; the reason is logged.
     Failed,
 }
@@ -190,9 +253,12 @@ pub enum Unrecovered {
 /// operation `seq`.
 pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Result<Shrunk, Unrecovered> {
     let _inside = InsideMpi::enter();
-    let unreported = wait_until_reported(comm, members);
+    let (unreported, waited) = wait_until_reported(comm, members);
     if !unreported.is_empty() {
-        return Err(Unrecovered::Unreported(unreported));
+        return Err(Unrecovered::Unreported {
+            ranks: unreported,
+            waited,
+        });
     }
     let mut current = comm;
     let mut positions: Vec<usize> = (0..members.len()).collect();
@@ -272,20 +338,21 @@ pub fn recover(comm: ffi::MPI_Comm, members: &[u32], seq: u64) -> Result<Shrunk,
     }
 }
 
-/// Waits (up to [`report_grace`]) until Open MPI knows of every member of
-/// `comm` found dead by process id, or another survivor revoked `comm`
-/// (its knowledge then completes the shrink). Returns the world ranks Open
-/// MPI still does not know dead after that (empty when shrinking is safe):
-/// a death with a non-zero exit code, unreported without `mpi_ft_detector`,
-/// or rarely a death by signal (docs/fault-tolerance.md).
-fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) -> Vec<u32> {
+/// Waits (up to [`grace_for`] the dead) until Open MPI knows of every
+/// member of `comm` found dead by process id, or another survivor revoked
+/// `comm` (its knowledge then completes the shrink). Returns the world
+/// ranks Open MPI still does not know dead after that (empty when
+/// shrinking is safe), and how long it waited: a death with a non-zero exit
+/// code, unreported without `mpi_ft_detector`, or a report later than the
+/// grace (docs/fault-tolerance.md).
+fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) -> (Vec<u32>, Duration) {
     let dead: Vec<usize> = (0..members.len())
         .filter(|&p| liveness::failed(members[p]))
         .collect();
     if dead.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Duration::ZERO);
     }
-    let limit = report_grace();
+    let limit = grace_for(&dead.iter().map(|&p| members[p]).collect::<Vec<_>>());
     let started = Instant::now();
     loop {
         // Open MPI learns of a death in its progress engine, which looks
@@ -303,16 +370,24 @@ fn wait_until_reported(comm: ffi::MPI_Comm, members: &[u32]) -> Vec<u32> {
             .filter(|&&p| !known.contains(&(p as i32)))
             .map(|&p| members[p])
             .collect();
+        let waited = started.elapsed();
         if revoked || unknown.is_empty() {
-            crate::log!(
-                Debug,
-                "fail-over: Open MPI reported the death after {:?}",
-                started.elapsed()
-            );
-            return Vec::new();
+            // A late report is what the grace is for: say when it came.
+            if waited >= REPORT_GRACE / 2 {
+                crate::log!(
+                    Info,
+                    "fail-over: Open MPI reported the death after {waited:?}"
+                );
+            } else {
+                crate::log!(
+                    Debug,
+                    "fail-over: Open MPI reported the death after {waited:?}"
+                );
+            }
+            return (Vec::new(), waited);
         }
-        if started.elapsed() > limit {
-            return unknown;
+        if waited >= limit {
+            return (unknown, waited);
         }
         std::thread::sleep(Duration::from_millis(1));
     }

@@ -23,6 +23,7 @@
 //! (raw system calls, a line formatted on the stack), because the fatal
 //! signal handler records too.
 
+use crate::sys::rawfs;
 use redio_core::outcome::{ExitHow, ENV_EXEC_PID, ENV_RUN_DIR};
 use std::ffi::{c_int, c_void, CString};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
@@ -121,6 +122,20 @@ pub fn record(status: i32, how: ExitHow) {
     line.text(how.key());
     line.text("\"}\n");
     line.append();
+}
+
+/// The event file of process `world_rank` in the run directory (its
+/// `spawned` and `exit` lines among its events; see
+/// [`redio_core::outcome::recorded_exit`]), or `None` outside `redio run`
+/// or when it is out of sight (another node's process).
+pub fn event_file_of(world_rank: u32) -> Option<String> {
+    let dir = std::env::var(ENV_RUN_DIR).ok()?;
+    // An event file holds a few lines per failure it saw; its exit is
+    // within the first MiB.
+    let mut text = vec![0u8; 1 << 20];
+    let len = rawfs::read(&format!("{dir}/rank-{world_rank}.jsonl"), &mut text)?;
+    text.truncate(len);
+    Some(String::from_utf8_lossy(&text).into_owned())
 }
 
 /// `_exit`: records the application's exit (it skips `on_exit` handlers),
