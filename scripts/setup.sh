@@ -15,6 +15,8 @@ packages=(
   libpnetcdf-dev                # PnetCDF (built against Open MPI 4.1 by Debian)
   python3-mpi4py                # Python programs under redio (Debian's mpi4py uses Open MPI 4.1)
   hdf5-tools                    # h5dump: the HDF5 files written under redio open (tests/interposition/stacks.rs)
+  libadios-mpich-dev libadios-openmpi-dev  # ADIOS 1.13 (static; Debian 12 has no ADIOS2) under redio (tests/io_stacks/adios.rs)
+  liblz4-dev libblosc-dev libbz2-dev  # what libadios.a links and its packages do not pull in
 )
 
 missing=()

@@ -247,6 +247,13 @@ pub fn compile_linked(mpi: Mpi, source: &str, packages: &[&str]) -> PathBuf {
     compile_program(mpi, source, Flavour::Fortify, &flags)
 }
 
+/// Compiles `tests/programs/<source>` like [`compile_linked`], with `flags`
+/// given as they are: for libraries whose `pkg-config` file does not link
+/// as it stands (tests/io_stacks/adios.rs).
+pub fn compile_with_flags(mpi: Mpi, source: &str, flags: &[&str]) -> PathBuf {
+    compile_program(mpi, source, Flavour::Fortify, flags)
+}
+
 fn compile_program(mpi: Mpi, source: &str, flavour: Flavour, libraries: &[&str]) -> PathBuf {
     static BUILT: Mutex<Vec<(Mpi, String, Flavour)>> = Mutex::new(Vec::new());
     let path = repo().join("tests/programs").join(source);

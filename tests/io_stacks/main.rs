@@ -27,6 +27,7 @@ mod common;
 #[path = "../interposition/support.rs"]
 mod support;
 
+mod adios;
 mod failover;
 mod hdf5;
 mod mpiio;
