@@ -2,7 +2,9 @@
 //!
 //! Order of the rules, first match wins:
 //! 1. never managed: `/proc`, `/sys`, `/dev`, `/run` (and the MPI runtime's
-//!    files, which live there or in `/tmp` under the runtime's own names);
+//!    files, which live there or in `/tmp` under the runtime's own names),
+//!    except `/dev/shm`, node-local storage (tmpfs) that applications
+//!    write files into: it goes on through the rules below;
 //! 2. `local.paths` of the configuration;
 //! 3. `shared.paths` of the configuration;
 //! 4. the type of the file system that holds the path, looked up in the
@@ -15,8 +17,32 @@ use crate::config::Config;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Prefixes that are never managed, whatever the configuration says.
+/// Prefixes that are never managed, whatever the configuration says,
+/// except [`STORAGE_UNDER_SYSTEM`] (see [`system_prefix`]).
 pub const NEVER_MANAGED: &[&str] = &["/proc", "/sys", "/dev", "/run"];
+
+/// Directories under [`NEVER_MANAGED`] prefixes that are file storage
+/// (tmpfs), classified like any other path: applications keep files in
+/// `/dev/shm`. The MPI libraries' own segments there are created from
+/// inside MPI calls or before `MPI_Init`, where nothing is coordinated
+/// (docs/interposition.md, "`/dev/shm`").
+pub const STORAGE_UNDER_SYSTEM: &[&str] = &["/dev/shm"];
+
+/// The [`NEVER_MANAGED`] prefix that makes `path` a system path, or
+/// `None` (not under one, or under [`STORAGE_UNDER_SYSTEM`]). By whole
+/// components: `/dev/shmx` is a system path, `/dev/shm/x` is not.
+pub fn system_prefix(path: &Path) -> Option<&'static str> {
+    if STORAGE_UNDER_SYSTEM
+        .iter()
+        .any(|storage| path.starts_with(storage))
+    {
+        return None;
+    }
+    NEVER_MANAGED
+        .iter()
+        .copied()
+        .find(|prefix| path.starts_with(prefix))
+}
 
 /// Where a path lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,24 +151,23 @@ pub fn classify(config: &Config, path: &Path, mounts: &[Mount]) -> Verdict {
             .find(|prefix| path.starts_with(Path::new(prefix.as_str())))
             .cloned()
     };
-    let (class, reason) =
-        if let Some(prefix) = NEVER_MANAGED.iter().find(|prefix| path.starts_with(prefix)) {
-            (Class::System, format!("system path under {prefix}"))
-        } else if let Some(prefix) = under(&config.local.paths) {
-            (Class::Local, format!("under local.paths entry {prefix}"))
-        } else if let Some(prefix) = under(&config.shared.paths) {
-            (Class::Shared, format!("under shared.paths entry {prefix}"))
-        } else if config.shared.fs_types.contains(&fs_type) {
-            (
-                Class::Shared,
-                format!("file system type {fs_type} is in shared.fs_types"),
-            )
-        } else {
-            (
-                Class::Local,
-                format!("file system type {fs_type} is not in shared.fs_types"),
-            )
-        };
+    let (class, reason) = if let Some(prefix) = system_prefix(path) {
+        (Class::System, format!("system path under {prefix}"))
+    } else if let Some(prefix) = under(&config.local.paths) {
+        (Class::Local, format!("under local.paths entry {prefix}"))
+    } else if let Some(prefix) = under(&config.shared.paths) {
+        (Class::Shared, format!("under shared.paths entry {prefix}"))
+    } else if config.shared.fs_types.contains(&fs_type) {
+        (
+            Class::Shared,
+            format!("file system type {fs_type} is in shared.fs_types"),
+        )
+    } else {
+        (
+            Class::Local,
+            format!("file system type {fs_type} is not in shared.fs_types"),
+        )
+    };
     Verdict {
         class,
         fs_type,
@@ -277,7 +302,10 @@ bad line
         let cfg = config(&["/scratch/tmp"], &["/data"]);
         let class = |p: &str| classify(&cfg, Path::new(p), &mounts).class;
         assert_eq!(class("/proc/self/maps"), Class::System);
-        assert_eq!(class("/dev/shm/x"), Class::System);
+        assert_eq!(class("/dev/null"), Class::System);
+        assert_eq!(class("/dev/shmx"), Class::System, "by component");
+        assert_eq!(class("/dev/shm/x"), Class::Local, "tmpfs is node-local");
+        assert_eq!(class("/dev/shm"), Class::Local);
         assert_eq!(
             class("/scratch/tmp/a"),
             Class::Local,

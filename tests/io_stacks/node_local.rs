@@ -7,8 +7,8 @@
 //! run's byte for byte, and strace counts the plain run's bytes per file
 //! (written once, not r times). Parallel HDF5 (MPICH and Open MPI),
 //! PnetCDF, mpi4py's `MPI.File` and the MPI-IO surface under them
-//! (`mpiio_surface.c`), at r=2 and r=3. Two ignored tests measure the
-//! limit under `/dev/shm`, which redio never manages.
+//! (`mpiio_surface.c`), at r=2 and r=3; then HDF5 and the MPI-IO surface
+//! with their files under `/dev/shm`.
 
 use crate::common::{compile_flavour, compile_linked, repo, Flavour, Mpi};
 use crate::stacks::{command_like_plain, node_local_like_plain_and_written_once, Storage};
@@ -80,39 +80,45 @@ fn the_mpi_io_surface_on_a_node_local_path_without_configuration_openmpi() {
     );
 }
 
-/// Limit (docs/io-stacks.md, Limits, "`/dev/shm` is never managed"): paths
-/// under `/dev` pass through on every replica, so each replica world
-/// writes the file itself: strace counts twice the plain run's bytes at
-/// r=2 (the file still comes out byte-identical).
+/// The files under `/dev/shm` (tmpfs): node-local like the directory
+/// above, so coordinated the same way, while the MPI library's own
+/// segments there pass through (docs/interposition.md, "`/dev/shm`").
+/// Before, paths under `/dev` were never managed and every replica world
+/// wrote the file: twice the plain run's bytes at r=2.
 #[test]
-#[ignore = "limit: /dev/shm is never managed, every replica writes (docs/io-stacks.md)"]
 fn parallel_hdf5_under_dev_shm_without_configuration_mpich() {
     let exe = compile_linked(Mpi::Mpich, "stacks/h5_parallel.c", &["hdf5-mpich"]);
-    let command = [exe.display().to_string()];
-    command_like_plain(
-        Mpi::Mpich,
-        &command,
-        "hdf5-mpich-devshm",
-        &[2, 3],
-        &[],
-        Storage::DevShm,
-    );
+    under_dev_shm(Mpi::Mpich, &exe, "hdf5-mpich-devshm");
 }
 
-/// Limit, as above: with `MPI_MODE_APPEND` every replica world appends, so
-/// the appended file is r times too long and replica 1 prints another
-/// position than replica 0.
+/// The same with Open MPI (OMPIO; its `vader` segments are in `/dev/shm`
+/// too).
 #[test]
-#[ignore = "limit: /dev/shm is never managed, every replica writes (docs/io-stacks.md)"]
+fn parallel_hdf5_under_dev_shm_without_configuration_openmpi() {
+    let exe = compile_linked(Mpi::OpenMpi, "stacks/h5_parallel.c", &["hdf5-openmpi"]);
+    under_dev_shm(Mpi::OpenMpi, &exe, "hdf5-openmpi-devshm");
+}
+
+/// The MPI-IO surface under `/dev/shm`: before, with `MPI_MODE_APPEND`
+/// every replica world appended, so the appended file was r times too
+/// long and replica 1 printed another position than replica 0.
+#[test]
 fn the_mpi_io_surface_under_dev_shm_without_configuration_mpich() {
     let exe = compile_flavour(Mpi::Mpich, "io/mpiio_surface.c", Flavour::Fortify);
+    under_dev_shm(Mpi::Mpich, &exe, "mpiio-mpich-devshm");
+}
+
+/// The same with Open MPI's OMPIO (its `sharedfp` lock files beside the
+/// data file, in `/dev/shm`).
+#[test]
+fn the_mpi_io_surface_under_dev_shm_without_configuration_openmpi() {
+    let exe = compile_flavour(Mpi::OpenMpi, "io/mpiio_surface.c", Flavour::Fortify);
+    under_dev_shm(Mpi::OpenMpi, &exe, "mpiio-openmpi-devshm");
+}
+
+/// `exe` plain and at r=2 and r=3 with no configuration, its files under
+/// `/dev/shm`.
+fn under_dev_shm(mpi: Mpi, exe: &std::path::Path, name: &str) {
     let command = [exe.display().to_string()];
-    command_like_plain(
-        Mpi::Mpich,
-        &command,
-        "mpiio-mpich-devshm",
-        &[2, 3],
-        &[],
-        Storage::DevShm,
-    );
+    command_like_plain(mpi, &command, name, &[2, 3], &[], Storage::DevShm);
 }

@@ -38,8 +38,7 @@ pub enum Storage {
     /// node").
     NodeLocal,
     /// No configuration either, the files under `/dev/shm` (tmpfs, also
-    /// node-local): redio never manages paths under `/dev`, so this
-    /// measures a limit (docs/io-stacks.md, Limits).
+    /// node-local, where the MPI libraries keep their own segments too).
     DevShm,
 }
 
@@ -67,7 +66,9 @@ impl Storage {
 }
 
 /// This test's directory under `/dev/shm`, removed when dropped: files
-/// there take the machine's memory.
+/// there take the machine's memory. One per test (named after it), since
+/// the tests of a binary run at once and one's removal must not take
+/// another's files.
 struct ShmRoot(PathBuf);
 
 impl Drop for ShmRoot {
@@ -128,7 +129,10 @@ pub fn command_like_plain(
     storage: Storage,
 ) {
     let shm = (storage == Storage::DevShm).then(|| {
-        let root = PathBuf::from(format!("/dev/shm/redio-tests-{}", std::process::id()));
+        let root = PathBuf::from(format!(
+            "/dev/shm/redio-tests-{}-{name}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&root);
         ShmRoot(root)
     });

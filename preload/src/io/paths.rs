@@ -20,7 +20,7 @@ use crate::state::settings;
 use crate::state::world;
 use crate::sys::guard::InsideMpiIo;
 use redio_core::config::{Config, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
-use redio_core::fsclass::{self, Class, Mount, NEVER_MANAGED};
+use redio_core::fsclass::{self, Class, Mount};
 use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -137,7 +137,7 @@ pub fn resolve(dirfd: libc::c_int, path: &CStr) -> Resolved {
 pub fn resolve_tentatively(dirfd: libc::c_int, path: &CStr) -> Resolved {
     let raw = Path::new(OsStr::from_bytes(path.to_bytes()));
     // Fast path: system paths are never managed and need no resolution.
-    if NEVER_MANAGED.iter().any(|prefix| raw.starts_with(prefix)) {
+    if fsclass::system_prefix(raw).is_some() {
         return Resolved {
             path: raw.to_path_buf(),
             app_path: raw.to_path_buf(),

@@ -21,7 +21,7 @@ pub enum Bypass {
     InsideMpi,
     /// Called by redio itself, while it handles another call.
     ReEntered,
-    /// `/proc`, `/sys`, `/dev`, `/run`: never managed.
+    /// `/proc`, `/sys`, `/dev` (but not `/dev/shm`), `/run`: never managed.
     System,
     /// A node-local path (perhaps remapped per replica).
     NodeLocal,
