@@ -23,8 +23,9 @@ write 100 bytes, close, stat), stat of an existing file, and open/read
   process id: the round runs, finds different names, and every call
   passes through (the round's own cost).
 
-The directory is on the file system of target/ (not /dev/shm: redio never
-manages /dev, so nothing would be coordinated there). Prints the median
+The directory is on the file system of target/ (ext4, as the runs in
+docs/benchmarks.md; /dev/shm, node-local tmpfs, would be coordinated the
+same way since redio manages it). Prints the median
 microseconds per call (a loop's time per iteration over its calls) with
 min-max, the ratios, then the machine block.
 
