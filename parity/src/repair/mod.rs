@@ -254,17 +254,24 @@ pub fn rebuild_member<B: ByteBuf>(
 
 /// For each answer member `me` gives, in the order of the walk, whether
 /// the answer after it asks for the same bytes.
+/// One byte per answer: the requests themselves are not kept.
 fn answered_again(plan: &plan::Plan, h: &Header, positions: &[Position], me: usize) -> Vec<bool> {
-    let mine: Vec<Request> = positions
+    let mut again = Vec::new();
+    let mut last: Option<Request> = None;
+    let mine = positions
         .iter()
         .filter(|pos| plan.steps[pos.step].to != me)
         .flat_map(|pos| plan.sources(h, &plan.steps[pos.step], pos.off, pos.len))
-        .filter(|&(src, _)| src == me)
-        .map(|(_, req)| req)
-        .collect();
-    (0..mine.len())
-        .map(|i| mine.get(i + 1) == Some(&mine[i]))
-        .collect()
+        .filter(|&(src, _)| src == me);
+    for (_, req) in mine {
+        if let Some(prev) = last.replace(req) {
+            again.push(prev == req);
+        }
+    }
+    if last.is_some() {
+        again.push(false);
+    }
+    again
 }
 
 /// The requests a rebuilder has yet to send, and when it may.
