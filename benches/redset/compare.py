@@ -44,7 +44,8 @@ a loaded machine the median of the few dd processes can exceed a tool's).
 Usage (after scripts/build.sh; MPICH):
   REDSET_PREFIX=/path/to/redset/install benches/redset/compare.py \\
       [--reps 7] [--places tmpfs,disk] [--tmpfs DIR] [--disk DIR] \\
-      [--points xor:2:64,...] [--no-offline] [--no-injob] [--out DIR]
+      [--points xor:2:64,...] [--no-offline] [--no-injob] [--out DIR] \\
+      [--base OLD/redio [--base-lib-dir OLD_LIBS]]   (A/B against an earlier build)
   benches/redset/compare.py --report OUT/results.json   (the tables again)
 
 Environment: REDIO (the CLI, default target/release/redio), MPICC
@@ -266,17 +267,17 @@ class Bench:
             inproc, create = driver_seconds(out)
             return {"wall": wall, "inproc": inproc, "create": create}
 
-        def a_redio():
+        def a_redio(cli=REDIO, env=None):
             rm_redio()
-            wall, _ = run([REDIO, "parity", "encode", "-n", str(n), "--root", root,
+            wall, _ = run([cli, "parity", "encode", "-n", str(n), "--root", root,
                            "--scheme", pt.scheme, "--set-size", str(n), "--groups", "node{rank}",
-                           "--mpi", "mpich"])
+                           "--mpi", "mpich"], env=env)
             return {"wall": wall}
 
-        def a_injob():
+        def a_injob(cli=REDIO, env=None):
             rm_redio()
-            wall, out = run([REDIO, "run", "--mpi", "mpich", "-r", "1", "-n", str(n),
-                             "--config", config, "--", self.hello])
+            wall, out = run([cli, "run", "--mpi", "mpich", "-r", "1", "-n", str(n),
+                             "--config", config, "--", self.hello], env=env)
             times = [float(t) for t in re.findall(r"parity: .* bytes, in ([0-9.]+) s", out)]
             if len(times) != n:
                 sys.exit(f"expected {n} parity log lines from redio run, got:\n{out}")
@@ -313,6 +314,13 @@ class Bench:
         applies = [("redset", a_redset), ("redio", a_redio)]
         if not self.args.no_injob:
             applies.append(("redio in job", a_injob))
+        # An earlier build of redio (--base), interleaved with this one.
+        base_cli = self.args.base
+        base_env = {"REDIO_LIB_DIR": self.args.base_lib_dir} if self.args.base_lib_dir else None
+        if base_cli:
+            applies.append(("redio base", lambda: a_redio(base_cli, base_env)))
+            if not self.args.no_injob:
+                applies.append(("redio base in job", lambda: a_injob(base_cli, base_env)))
         if not self.args.no_offline:
             applies.append(("redio offline", a_offline))
         applies += [("dd bound", a_bound), ("launch", a_launch)]
@@ -358,9 +366,10 @@ class Bench:
             same_red = check(ranks, kept, "redset")
             return {"wall": wall, "inproc": driver_seconds(out)[0], "identical": same_red}
 
-        def r_redio(ranks):
+        def r_redio(ranks, cli=REDIO, env=None):
             kept = lose(ranks, "redio")
-            wall, _ = run([REDIO, "parity", "rebuild", "-n", str(n), "--root", root, "--mpi", "mpich"])
+            wall, _ = run([cli, "parity", "rebuild", "-n", str(n), "--root", root, "--mpi", "mpich"],
+                          env=env)
             same_red = check(ranks, kept, "redio")
             return {"wall": wall, "identical": same_red}
 
@@ -373,6 +382,8 @@ class Bench:
         rebuilds = [("redset", r_redset), ("redio", r_redio)]
         if not self.args.no_offline:
             rebuilds.append(("redio offline", r_offline))
+        if base_cli:
+            rebuilds.append(("redio base", lambda ranks: r_redio(ranks, base_cli, base_env)))
 
         for rep in range(self.args.reps):
             order = applies[rep % len(applies):] + applies[:rep % len(applies)]
@@ -414,7 +425,7 @@ def ratio(num, den, of=statistics.median):
     return f"{of(num) / of(den):.2f}"
 
 
-def tables(samples, places, points, with_injob, with_offline):
+def tables(samples, places, points, with_injob, with_offline, with_base=False):
     def get(place, pt, op, lost, variant, metric):
         return [s["value"] for s in samples
                 if (s["place"], s["point"], s["op"], s["lost"], s["variant"], s["metric"])
@@ -466,6 +477,26 @@ def tables(samples, places, points, with_injob, with_offline):
                 row += [f"{sum(g('redset', 'identical'))}/{len(g('redset', 'identical'))} / "
                         f"{sum(same_redio)}/{len(same_redio)}"]
                 lines.append("| " + " | ".join(row) + " |")
+    if with_base:
+        lines += ["", "#### redio against its base build (--base; seconds: median (min–max); "
+                  "ratio = base / this build, above 1: this build faster)", "",
+                  "| place | point | op | lost | metric | base | this build | ratio | ratio (best) "
+                  "| redset / this build |", "|" + "---|" * 10]
+        for place in places:
+            for pt in points:
+                rows = [("apply", 0, "wall", "redio base", "redio", "redset", "wall")]
+                if with_injob:
+                    rows.append(("apply", 0, "in-process", "redio base in job", "redio in job",
+                                 "redset", "inproc"))
+                rows += [("rebuild", lost, "wall", "redio base", "redio", "redset", "wall")
+                         for lost in pt.losses]
+                for op, lost, label, b, r, rs, m in rows:
+                    gb = get(place, pt, op, lost, b, "inproc" if m == "inproc" else "wall")
+                    gr = get(place, pt, op, lost, r, "inproc" if m == "inproc" else "wall")
+                    gs = get(place, pt, op, lost, rs, m)
+                    lines.append("| " + " | ".join([
+                        place, pt.label, op, str(lost or ""), label, cell(gb), cell(gr),
+                        ratio(gb, gr), ratio(gb, gr, min), ratio(gs, gr)]) + " |")
     return "\n".join(lines)
 
 
@@ -480,7 +511,8 @@ def markdown(info, command, args, samples):
         f"redio {info['redio']}; load average {info['load_start']} at the start, "
         f"{info['load_end']} at the end.",
         "",
-        tables(samples, places, points, not args["no_injob"], not args["no_offline"]),
+        tables(samples, places, points, not args["no_injob"], not args["no_offline"],
+               bool(args.get("base"))),
         "",
     ])
 
@@ -496,6 +528,12 @@ def main():
                          f"(default {DEFAULT_POINTS})")
     ap.add_argument("--no-offline", action="store_true", help="skip redio --offline")
     ap.add_argument("--no-injob", action="store_true", help="skip redio's in-job apply")
+    ap.add_argument("--base", metavar="REDIO_CLI",
+                    help="an earlier build's redio CLI, run interleaved as 'redio base' "
+                         "(collective apply and rebuild, in-job apply) for an A/B of a change")
+    ap.add_argument("--base-lib-dir", metavar="DIR",
+                    help="REDIO_LIB_DIR for --base (DIR/mpich/libredio.so); default: the "
+                         "library beside that CLI")
     ap.add_argument("--out", default=os.path.join(ROOT, "target", "bench-redset"))
     ap.add_argument("--report", metavar="RESULTS_JSON",
                     help="print the tables of an earlier run's results.json, run nothing")

@@ -16,7 +16,7 @@ use crate::redundancy_file::open_redundancy;
 use crate::scheme::Scheme;
 use crate::stripe::PieceBuffers;
 use crate::survivors::SurvivorCheck;
-use redio_aligned::AlignedBuf;
+use redio_aligned::{AlignedBuf, ByteBuf};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -47,7 +47,7 @@ impl Member<'_> {
 
     /// Answers a request into `buf` (zeros after a local error); `buf`
     /// still holding the answer to the same request is sent again unread.
-    pub(super) fn serve(&mut self, req: Request, buf: &mut AlignedBuf) {
+    pub(super) fn serve<B: ByteBuf>(&mut self, req: Request, buf: &mut B) {
         if self.served == Some(req) && buf.len() as u64 == req.len() {
             return;
         }
@@ -67,7 +67,9 @@ impl Member<'_> {
                         }
                     }
                 }
-                self.reader.as_ref().map(|r| r.read_at(offset, buf))
+                self.reader
+                    .as_ref()
+                    .map(|r| r.read_at(offset, &mut buf[..]))
             }
             Request::Payload { offset, .. } => {
                 if self.payload.is_none() {
@@ -86,7 +88,7 @@ impl Member<'_> {
                 let at = l.redundancy.as_ref().map_or(0, |r| r.1);
                 self.payload
                     .as_ref()
-                    .map(|f| f.read_exact_at(buf, at + offset))
+                    .map(|f| f.read_exact_at(&mut buf[..], at + offset))
             }
         };
         // Bytes of files, not the zeros past the end of the logical file.
@@ -105,8 +107,8 @@ impl Member<'_> {
                 self.served = Some(req);
                 if let Some(c) = &mut self.checks {
                     match req {
-                        Request::Data { offset, .. } => c.data(offset, buf),
-                        Request::Payload { offset, .. } => c.payload(offset, buf),
+                        Request::Data { offset, .. } => c.data(offset, &buf[..]),
+                        Request::Payload { offset, .. } => c.payload(offset, &buf[..]),
                     }
                 }
             }
@@ -259,6 +261,31 @@ fn row_pieces<'g, B: std::ops::Deref<Target = [u8]>>(
     (data, parity)
 }
 
+/// The XOR of the first `n` pieces of `got` (each cut to `len`): under
+/// XOR every coefficient and every inverse is 1, so a lost data piece (the
+/// parity plus the row's other data) and a parity piece (the row's data)
+/// are both the sum of what the sources sent. One piece (2 members) is
+/// used as it came; more are summed onto a copy of the first: no zero-fill
+/// and no solve, passes over every byte the rebuilder would otherwise
+/// make on its critical path (issue 20).
+fn xor_of<'a, B: std::ops::Deref<Target = [u8]>>(
+    got: &'a [B],
+    n: usize,
+    len: usize,
+    acc: &'a mut AlignedBuf,
+) -> &'a [u8] {
+    if n == 1 {
+        return &got[0][..len];
+    }
+    acc.clear();
+    acc.resize_for_overwrite(len);
+    acc.copy_from_slice(&got[0][..len]);
+    for g in &got[1..n] {
+        best().xor_acc(&g[..len], acc);
+    }
+    acc
+}
+
 /// Combines the pieces a rebuilder received for one step and writes the
 /// result into its temporary files.
 #[allow(clippy::too_many_arguments)]
@@ -277,20 +304,25 @@ pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
     let me = m.local.me;
     let p = h.members.len();
     let io = |e: std::io::Error| e.to_string();
+    let xor = h.scheme == Scheme::Xor;
     match (step.out, &plan.code) {
         (Output::Data { row, chunk }, Some(code)) => {
             let Some(rp) = &plan.rows[row] else {
                 return Ok(());
             };
-            let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
-            code.solve_piece_into(best(), rp, &data, &parity, len, false, bufs);
-            let l = rp
-                .lost_data
-                .iter()
-                .position(|&x| x == me)
-                .ok_or("not lost")?;
             let at = chunk as u64 * h.chunk_size + off;
-            let bytes = &bufs.solved[l][..len];
+            let bytes = if xor && !srcs.is_empty() && rp.lost_data == [me] {
+                xor_of(got, srcs.len(), len, acc)
+            } else {
+                let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
+                code.solve_piece_into(best(), rp, &data, &parity, len, false, bufs);
+                let l = rp
+                    .lost_data
+                    .iter()
+                    .position(|&x| x == me)
+                    .ok_or("not lost")?;
+                &bufs.solved[l][..len]
+            };
             if let Some(w) = &mut m.written {
                 w.observe(at, bytes);
             }
@@ -301,7 +333,9 @@ pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
             let Some(rp) = &plan.rows[row] else {
                 return Ok(());
             };
-            let bytes: &[u8] = if rp.lost_data.is_empty() {
+            let bytes: &[u8] = if xor && !srcs.is_empty() && rp.lost_data.is_empty() {
+                xor_of(got, srcs.len(), len, acc)
+            } else if rp.lost_data.is_empty() {
                 // Every data member of the row answered: sum them.
                 acc.clear();
                 acc.resize(len, 0);

@@ -156,8 +156,14 @@ pub fn rebuild_member<B: ByteBuf>(
     let mut bufs = PieceBuffers::default();
     // Received pieces are the transport's buffers; what this member reads
     // or sums is page-aligned.
-    let (mut got, mut req) = (Vec::<B>::new(), B::default());
-    let (mut acc, mut answer) = (AlignedBuf::new(), AlignedBuf::new());
+    let (mut got, mut req, mut answer) = (Vec::<B>::new(), B::default(), B::default());
+    let mut acc = AlignedBuf::new();
+    // For each answer this member gives, in the walk's order: whether the
+    // next one is the same request (two rebuilders of a row ask for the
+    // same piece): that answer is sent as a copy and kept, to be sent
+    // again unread; every other is handed to the transport (no copy).
+    let again = answered_again(&plan, h, &positions, me);
+    let mut answers = 0;
     // Two pieces requested ahead: the first now, each next one on arrival
     // at the one before.
     if let Some(&first) = own.first() {
@@ -178,11 +184,19 @@ pub fn rebuild_member<B: ByteBuf>(
                 }
                 let asked = Request::decode(&req).unwrap_or(want);
                 m.serve(asked, &mut answer);
-                if let Err(e) = t.send(step.to, &answer) {
+                m.out.traffic.sent += answer.len() as u64;
+                let sent = if again.get(answers).copied().unwrap_or(false) {
+                    t.send(step.to, &answer)
+                } else {
+                    m.served = None;
+                    t.send_owned(step.to, std::mem::take(&mut answer))
+                        .map(|empty| answer = empty)
+                };
+                answers += 1;
+                if let Err(e) = sent {
                     m.fail(e);
                     return m.out;
                 }
-                m.out.traffic.sent += answer.len() as u64;
                 asker.answered(step.to);
             }
             if let Err(e) = asker.flush(t) {
@@ -236,6 +250,28 @@ pub fn rebuild_member<B: ByteBuf>(
     let data: Vec<AtomicFile> = m.data_out.drain(..).flatten().collect();
     m.out.files.extend(data);
     m.out
+}
+
+/// For each answer member `me` gives, in the order of the walk, whether
+/// the answer after it asks for the same bytes.
+/// One byte per answer: the requests themselves are not kept.
+fn answered_again(plan: &plan::Plan, h: &Header, positions: &[Position], me: usize) -> Vec<bool> {
+    let mut again = Vec::new();
+    let mut last: Option<Request> = None;
+    let mine = positions
+        .iter()
+        .filter(|pos| plan.steps[pos.step].to != me)
+        .flat_map(|pos| plan.sources(h, &plan.steps[pos.step], pos.off, pos.len))
+        .filter(|&(src, _)| src == me);
+    for (_, req) in mine {
+        if let Some(prev) = last.replace(req) {
+            again.push(prev == req);
+        }
+    }
+    if last.is_some() {
+        again.push(false);
+    }
+    again
 }
 
 /// The requests a rebuilder has yet to send, and when it may.

@@ -401,9 +401,16 @@ fn partner_copies(
             mine.resize_for_overwrite(len);
             read(off, &mut mine)?;
             traffic.read += len as u64;
-            for h in partner::holders_of(me, p, copies) {
-                t.send(h, &mine)?;
+            let holders = partner::holders_of(me, p, copies);
+            for (i, &h) in holders.iter().enumerate() {
                 traffic.sent += len as u64;
+                if i + 1 < holders.len() {
+                    t.send(h, &mine)?;
+                } else {
+                    // The last holder gets the buffer itself: no copy of
+                    // the piece per message (issue 20).
+                    mine = t.send_owned(h, std::mem::take(&mut mine))?;
+                }
             }
         }
         for (slot, &x) in held.iter().enumerate() {
