@@ -212,6 +212,8 @@ fn report_of(world_rank: u32) -> Report {
 
 /// True when the job runs Open MPI's heartbeat detector
 /// (`--mca mpi_ft_detector true`), which reports non-zero exits too.
+/// `mpirun --mca` puts it in every process's environment (checked with
+/// Open MPI 5.0.11: `mpirun --mca mpi_ft_detector true -n 1 env`).
 fn heartbeat_detector_on() -> bool {
     std::env::var("OMPI_MCA_mpi_ft_detector")
         .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes" | "on"))
