@@ -183,8 +183,14 @@ mod format_props {
                 logical_rank: 0,
                 failure_group: group,
                 host,
+                // A valid header names each file of a member once
+                // (format::validate): repeated paths are dropped.
                 files: files
                     .into_iter()
+                    .scan(std::collections::HashSet::new(), |seen, file| {
+                        Some(seen.insert(file.0.clone()).then_some(file))
+                    })
+                    .flatten()
                     .map(
                         |(path, size, mode, mtime_sec, mtime_nsec, crc32)| FileMeta {
                             path,
