@@ -232,19 +232,25 @@ pub fn compile_flavour(mpi: Mpi, source: &str, flavour: Flavour) -> PathBuf {
 /// [`Flavour::Fortify`], linked with the libraries `pkg-config` names for
 /// `packages` (e.g. `hdf5-mpich`, `pnetcdf`).
 pub fn compile_linked(mpi: Mpi, source: &str, packages: &[&str]) -> PathBuf {
+    let mut args = vec!["--cflags", "--libs"];
+    args.extend_from_slice(packages);
+    let flags = pkg_config(&args);
+    compile_with_flags(mpi, source, &flags.split_whitespace().collect::<Vec<_>>())
+}
+
+/// What `pkg-config args…` prints, trimmed; panics with a hint to run
+/// `scripts/setup.sh` when it cannot run or does not know a package.
+pub fn pkg_config(args: &[&str]) -> String {
     let output = Command::new("pkg-config")
-        .args(["--cflags", "--libs"])
-        .args(packages)
+        .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run pkg-config: {e} (run scripts/setup.sh)"));
     assert!(
         output.status.success(),
-        "pkg-config does not know {packages:?} (run scripts/setup.sh): {}",
+        "pkg-config {args:?} failed (run scripts/setup.sh): {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let flags = String::from_utf8_lossy(&output.stdout).into_owned();
-    let flags: Vec<&str> = flags.split_whitespace().collect();
-    compile_program(mpi, source, Flavour::Fortify, &flags)
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
 /// Compiles `tests/programs/<source>` like [`compile_linked`], with `flags`

@@ -4,25 +4,11 @@
 //! "MPI" method (MPI-IO), two steps, the second appended, and reads it back
 //! with the BP read API.
 
-use crate::common::{compile_with_flags, Mpi};
+use crate::common::{compile_with_flags, pkg_config, Mpi};
 use crate::stacks::like_plain_and_written_once;
 use std::path::PathBuf;
-use std::process::Command;
 
 const PROGRAM: &str = "stacks/adios_write.c";
-
-fn pkg_config(args: &[&str]) -> String {
-    let output = Command::new("pkg-config")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run pkg-config: {e} (run scripts/setup.sh)"));
-    assert!(
-        output.status.success(),
-        "pkg-config {args:?} failed (run scripts/setup.sh): {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
 
 /// The program built against Debian's ADIOS for `mpi`. Debian's
 /// `adios-<mpi>.pc` does not link as it stands: `libadios.a` is in
