@@ -40,6 +40,11 @@ fn cases() -> Vec<Case> {
             command: exe(&compile_flavour(Mpi::OpenMpi, surface, Flavour::Fortify)),
         },
         Case {
+            name: "surface-openmpi5",
+            mpi: Mpi::OpenMpi5,
+            command: exe(&compile_flavour(Mpi::OpenMpi5, surface, Flavour::Fortify)),
+        },
+        Case {
             name: "hdf5-mpich",
             mpi: Mpi::Mpich,
             command: exe(&compile_linked(Mpi::Mpich, hdf5, &["hdf5-mpich"])),

@@ -15,11 +15,14 @@
 //! - [`poll`]: nonblocking, polled waiting with back-off;
 //! - [`handle`]: MPI handles as plain bits, for atomics;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
-//! - [`mpix`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree).
+//! - [`mpix`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree);
+//! - [`io_progress`]: keeping OMPIO's progress callback from running inside
+//!   itself while redio communicates within MPI-IO.
 
 pub mod collective;
 pub mod flavour;
 pub mod handle;
+pub mod io_progress;
 pub mod mpix;
 pub mod p2p;
 pub mod poll;

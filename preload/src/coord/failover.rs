@@ -10,11 +10,13 @@
 //! behind the others (they completed it before the death was seen) runs it
 //! alone. docs/fault-tolerance.md explains why that is enough.
 
+use crate::comm::io_progress;
 use crate::coord::link::MpiLink;
 use crate::ft::membership;
 use crate::ft::watchdog;
 use crate::state::report;
 use crate::state::settings;
+use crate::sys::guard::InsideMpiIo;
 use redio_core::config::OnReplicaFailure;
 use redio_core::outcome::Event;
 use redio_protocols::{Errno, LinkError, OpError, Operation};
@@ -62,6 +64,9 @@ pub fn run<T>(
     report_link: impl Fn(&LinkError) -> Errno,
     mut attempt: impl FnMut(&mut MpiLink) -> Result<T, Stop>,
 ) -> Result<T, Errno> {
+    // Called by OMPIO's own progress (its lock release, its next batch of
+    // asynchronous I/O), this round must not run that progress again.
+    let _no_ompio_progress = InsideMpiIo::active().then(io_progress::pause);
     let mut link = MpiLink::current().ok_or(libc::EIO)?;
     let mut redone = false;
     loop {

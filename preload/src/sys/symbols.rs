@@ -119,6 +119,44 @@ pub unsafe extern "C" fn lookup_mpi_c(name: *const c_char) -> *mut c_void {
     lookup_mpi(CStr::from_ptr(name)).unwrap_or(0) as *mut c_void
 }
 
+/// The address of `name` in any loaded object, or `None`: first the global
+/// scope, then each object in load order (also one loaded with
+/// `dlopen(RTLD_LOCAL)`, such as an MPI library's components and their
+/// dependencies, which Open MPI 4.1 loads that way).
+pub fn lookup_loaded(name: &CStr) -> Option<usize> {
+    // SAFETY: dlsym with a valid NUL-terminated name.
+    let global = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if !global.is_null() {
+        return Some(global as usize);
+    }
+    loaded_objects().into_iter().find_map(|path| {
+        let library = open_loaded(&path)?;
+        // SAFETY: a handle from dlopen and a valid NUL-terminated name.
+        let address = unsafe { libc::dlsym(library.handle as *mut c_void, name.as_ptr()) };
+        // SAFETY: the reference open_loaded took; a found object stays
+        // loaded (the MPI library holds its own reference).
+        unsafe { libc::dlclose(library.handle as *mut c_void) };
+        (!address.is_null()).then_some(address as usize)
+    })
+}
+
+/// How many objects are loaded now: a lookup that found nothing is worth
+/// repeating only once this changed.
+pub fn loaded_object_count() -> usize {
+    unsafe extern "C" fn count(
+        _info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut c_void,
+    ) -> libc::c_int {
+        *(data as *mut usize) += 1;
+        0
+    }
+    let mut objects = 0usize;
+    // SAFETY: the callback only increments `objects`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(count), (&mut objects as *mut usize).cast()) };
+    objects
+}
+
 /// The path of the MPI library in use, once found.
 pub fn mpi_library_path() -> Option<String> {
     mpi_library().map(|l| l.path.to_string_lossy().into_owned())
