@@ -19,6 +19,7 @@ use crate::io::route::Bypass;
 use crate::state::settings;
 use crate::state::world;
 use crate::sys::guard::InsideMpiIo;
+use crate::sys::rawfs::{self, RealPath};
 use redio_core::config::{Config, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
 use redio_core::fsclass::{self, Class, Mount};
 use std::ffi::{CStr, CString, OsStr};
@@ -186,12 +187,13 @@ pub fn resolve_tentatively(dirfd: libc::c_int, path: &CStr) -> Resolved {
         return bookkeeping_of_this_replica(canonical, identity.placement.replica);
     }
     let target = remapped.clone().unwrap_or(canonical);
-    let mut class = fsclass::classify(config, &target, mounts).class;
+    let verdict = fsclass::classify(config, &target, mounts);
+    let mut class = verdict.class;
     let tentative = class == Class::Local && remapped.is_none() && colocated(&target);
     if tentative {
         class = Class::Shared;
     }
-    let fs_type = fsclass::fs_type_of(&target, mounts).map(str::to_owned);
+    let fs_type = (verdict.fs_type != fsclass::UNKNOWN_FS_TYPE).then_some(verdict.fs_type);
     // Keep the application's own spelling when nothing was rewritten, so
     // that a pass-through call behaves exactly as without redio.
     let path_for_call = if remapped.is_some() {
@@ -353,8 +355,12 @@ fn canonical(path: &Path) -> PathBuf {
     let mut existing = path;
     let mut tail = Vec::new();
     loop {
-        if let Ok(resolved) = std::fs::canonicalize(existing) {
-            let mut out = resolved;
+        let resolved = match rawfs::real_path(&c_string(existing)) {
+            RealPath::Found(resolved) => Some(resolved),
+            RealPath::Missing => None,
+            RealPath::Unknown => std::fs::canonicalize(existing).ok(),
+        };
+        if let Some(mut out) = resolved {
             out.extend(tail.iter().rev());
             return out;
         }
