@@ -19,7 +19,6 @@ use crate::io::route::Bypass;
 use crate::state::settings;
 use crate::state::world;
 use crate::sys::guard::InsideMpiIo;
-use crate::sys::rawfs::{self, RealPath};
 use redio_core::config::{Config, OpenMode, ReadProtocol, ResolvedIo, WriteProtocol};
 use redio_core::fsclass::{self, Class, Mount};
 use std::ffi::{CStr, CString, OsStr};
@@ -355,12 +354,8 @@ fn canonical(path: &Path) -> PathBuf {
     let mut existing = path;
     let mut tail = Vec::new();
     loop {
-        let resolved = match rawfs::real_path(&c_string(existing)) {
-            RealPath::Found(resolved) => Some(resolved),
-            RealPath::Missing => None,
-            RealPath::Unknown => std::fs::canonicalize(existing).ok(),
-        };
-        if let Some(mut out) = resolved {
+        if let Ok(resolved) = std::fs::canonicalize(existing) {
+            let mut out = resolved;
             out.extend(tail.iter().rev());
             return out;
         }
