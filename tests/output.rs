@@ -359,12 +359,12 @@ fn a_printer_death_loses_no_line(mpi: Mpi, configurations: &[(u32, &str)], trial
 /// lose those lines). The printer's unfinished last line is not printed;
 /// the survivor prints it whole, and the lines the victim never wrote.
 ///
-/// Open MPI's launcher reads each process's stdout in chunks of 4096 bytes
-/// and passes each chunk on whole, so when more than that waits (the
-/// launcher starved on a loaded machine) a chunk ends inside a line and
-/// another process's chunk can follow it, with or without redio: a
-/// clean-clone run once printed `rank 0 line 43 000…` cut at byte 4096 of
-/// rank 0's stream, then rank 1's line 1. Under Open MPI the test therefore
+/// Open MPI's launcher reads each process's stdout in chunks of up to 4096
+/// bytes (`ORTE_IOF_BASE_MSG_MAX`) and passes each chunk on whole, so when
+/// more than that waits (the launcher starved on a loaded machine) a chunk
+/// ends inside a line and another process's chunk can follow it, with or
+/// without redio: a clean-clone run once printed `rank 0 line 43 000…` cut
+/// after 4095 bytes of rank 0's stream, then rank 1's line 1. Under Open MPI the test therefore
 /// reads each process's stream from its own file (`--output-filename`) and
 /// joins the streams of a rank's replicas, printer first.
 fn a_printer_death_with_unflushed_output(mpi: Mpi, degree: u32, layout: &str) {
