@@ -57,9 +57,9 @@ fn a_replica_dying_inside_mpi_io_is_survived_mpich() {
 
 /// Deaths in OMPIO's `MPI_File_open` (operations 3 and 4: the `open` and
 /// the `lstat` it makes) and in its writes, r=3 and r=2. The deaths in the
-/// open failed the survivors' open with `MPI_ERR_OTHER` until redio made
-/// again the session directory Open MPI removes after a death, where
-/// sharedfp/sm keeps its file (docs/io-stacks.md).
+/// open failed the survivors' open with `MPI_ERR_OTHER` while sharedfp/sm
+/// kept its file in the session directory Open MPI removes after a death;
+/// redio keeps it in the run's directory (docs/io-stacks.md).
 #[test]
 fn a_replica_dying_inside_mpi_io_is_survived_openmpi() {
     survives(Mpi::OpenMpi, 3, "0:3:exit:1");

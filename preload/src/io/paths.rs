@@ -264,16 +264,20 @@ pub fn is_mpiio_bookkeeping(path: &Path) -> bool {
         let (pid, job, file) = (fields.next(), fields.next(), fields.next());
         return matches!((pid, job, file), (Some(p), Some(j), Some(f)) if numeric(p) && numeric(j) && !f.is_empty());
     }
-    name.ends_with(".sm") && name.contains("_cid-")
+    is_sm_file(name)
 }
 
 /// A bookkeeping file of the MPI-IO library: this replica's own, at
-/// `<path>.redio-r<replica>`, passed through.
+/// `<path>.redio-r<replica>` ([`sm_file_of_this_replica`] for OMPIO's
+/// sharedfp/sm file), passed through.
 fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
-    let mut own = path.clone().into_os_string();
-    own.push(format!(".redio-r{replica}"));
-    let own = PathBuf::from(own);
-    restore_session_directory(&own);
+    let own = sm_file_of_this_replica(&path, replica).unwrap_or_else(|| {
+        let mut own = path.clone().into_os_string();
+        own.push(format!(".redio-r{replica}"));
+        let own = PathBuf::from(own);
+        restore_session_directory(&own);
+        own
+    });
     Resolved {
         c_path: c_string(&own),
         app_path: path,
@@ -288,17 +292,53 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
     }
 }
 
-/// After a process dies, Open MPI 4.1 removes the job's session directory
-/// (measured: `/tmp/ompi.<host>.<uid>/pid.<mpirun>/1` present, then gone),
-/// where OMPIO's sharedfp/sm creates its file at every `MPI_File_open`: a
-/// survivor's open then failed (`ENOENT`, then `MPI_ERR_OTHER`;
-/// docs/io-stacks.md). So the directory of such a file is made again when
-/// it is missing (node-local, this user's, removed by `mpirun` at the end).
+/// Where this replica keeps OMPIO's sharedfp/sm file `path`: in the run's
+/// directory (`<run dir>/ompio-sm/<name>.redio-r<replica>`), not in Open
+/// MPI's session directory, which Open MPI 4.1 removes when a process dies
+/// (measured: `/tmp/ompi.<host>.<uid>/pid.<mpirun>/1` present, then gone).
+/// The sm file is made at every `MPI_File_open`, so a survivor's open then
+/// failed (`ENOENT`, then `MPI_ERR_OTHER`; docs/io-stacks.md). Making the
+/// directory again when it was missing left a race with that removal: a
+/// clean-clone run failed so once (r=3, the victim dying in the `lstat` of
+/// OMPIO's open). `None` outside `redio run` (no run directory) or for
+/// other files. The name holds the communicator's id and the process id of
+/// its rank 0, so every process of one replica world names the same file,
+/// and no other world does.
+fn sm_file_of_this_replica(path: &Path, replica: u32) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    if !is_sm_file(name) {
+        return None;
+    }
+    let run_dir = std::env::var_os(redio_core::outcome::ENV_RUN_DIR)?;
+    let dir = Path::new(&run_dir).join("ompio-sm");
+    // std's file calls inside must reach the real functions.
+    crate::sys::guard::inside(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+    })
+    .ok()?;
+    Some(dir.join(format!("{name}.redio-r{replica}")))
+}
+
+/// OMPIO's sharedfp/sm file: `<file>_cid-<communicator id>-<rank>.sm`.
+fn is_sm_file(name: &str) -> bool {
+    name.ends_with(".sm") && name.contains("_cid-")
+}
+
+/// Outside `redio run`, where [`sm_file_of_this_replica`] has no run
+/// directory: makes Open MPI's session directory again when it is missing
+/// before this replica's sm file `sm_file` is created in it. That narrows
+/// the trap above (Open MPI may still remove it between this check and
+/// the open), it does not close it.
 fn restore_session_directory(sm_file: &Path) {
     let is_sm = sm_file
         .file_name()
         .and_then(OsStr::to_str)
-        .is_some_and(|n| n.contains(".sm.redio-r"));
+        .and_then(|name| name.rsplit_once(".redio-r"))
+        .is_some_and(|(name, _)| is_sm_file(name));
     let Some(dir) = sm_file.parent().filter(|_| is_sm) else {
         return;
     };
