@@ -54,21 +54,31 @@ static void show_size(const char *what, MPI_File fh) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* A strided view: rank r owns blocks r, r+size, r+2*size, ... of BLOCK ints. */
+/* Opens DIR/NAME (create, read-write) with a strided view of ints: rank r
+ * owns blocks r, r+size, r+2*size, ... (COUNT of them) of BLOCK ints each.
+ * Prints "TAG open create|rdwr" and "TAG set_view"; yields 0 when the file
+ * is open, with its FILETYPE to free after the close. */
+static int open_strided(const char *tag, const char *dir, const char *name, int block, int count,
+                        MPI_File *fh, MPI_Datatype *filetype) {
+    char path[4096], what[64];
+    join(path, dir, name);
+    snprintf(what, sizeof what, "%s open create|rdwr", tag);
+    if (mpi_show(what, MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, fh)))
+        return 1;
+    MPI_Type_vector(count, block, block * size, MPI_INT, filetype);
+    MPI_Type_commit(filetype);
+    snprintf(what, sizeof what, "%s set_view", tag);
+    mpi_show(what, MPI_File_set_view(*fh, (MPI_Offset)rank * block * sizeof(int), MPI_INT, *filetype, "native",
+                                     MPI_INFO_NULL));
+    return 0;
+}
+
 enum { BLOCK = 1024, BLOCKS = 64 };
 
 static void view_file(const char *dir) {
-    char path[4096];
-    join(path, dir, "mpiio.view.dat");
     MPI_File fh;
-    if (mpi_show("view open create|rdwr",
-                 MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh)))
-        return;
     MPI_Datatype filetype;
-    MPI_Type_vector(BLOCKS, BLOCK, BLOCK * size, MPI_INT, &filetype);
-    MPI_Type_commit(&filetype);
-    mpi_show("view set_view",
-             MPI_File_set_view(fh, (MPI_Offset)rank * BLOCK * sizeof(int), MPI_INT, filetype, "native", MPI_INFO_NULL));
+    if (open_strided("view", dir, "mpiio.view.dat", BLOCK, BLOCKS, &fh, &filetype)) return;
 
     int n = BLOCK * BLOCKS;
     int *data = malloc(n * sizeof(int)), *back = calloc(n, sizeof(int));
@@ -205,18 +215,10 @@ static void nonblocking_file(const char *dir) {
  * OMPIO hands to aio_* at once (2048): it posts the rest from inside its
  * progress engine, in MPI_Wait, and releases its region lock there too. */
 static void many_pieces_file(const char *dir) {
-    char path[4096];
-    join(path, dir, "mpiio.many.dat");
-    MPI_File fh;
-    if (mpi_show("many open create|rdwr",
-                 MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh)))
-        return;
     enum { PIECE = 16, PIECES = 2100 };
+    MPI_File fh;
     MPI_Datatype filetype;
-    MPI_Type_vector(PIECES, PIECE, PIECE * size, MPI_INT, &filetype);
-    MPI_Type_commit(&filetype);
-    mpi_show("many set_view",
-             MPI_File_set_view(fh, (MPI_Offset)rank * PIECE * sizeof(int), MPI_INT, filetype, "native", MPI_INFO_NULL));
+    if (open_strided("many", dir, "mpiio.many.dat", PIECE, PIECES, &fh, &filetype)) return;
     int n = PIECE * PIECES;
     int *data = malloc(n * sizeof(int)), *back = calloc(n, sizeof(int));
     for (int i = 0; i < n; i++) data[i] = rank * 7919 + i;
