@@ -24,6 +24,7 @@ use crate::sys::symbols;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// `opal_progress_register` / `opal_progress_unregister`.
 type Registration = unsafe extern "C" fn(usize) -> c_int;
@@ -39,10 +40,7 @@ struct Engine {
     unregister: Registration,
 }
 
-/// Found functions, packed for a lock-free cache: 0 until found.
-static CALLBACK: AtomicUsize = AtomicUsize::new(0);
-static REGISTER: AtomicUsize = AtomicUsize::new(0);
-static UNREGISTER: AtomicUsize = AtomicUsize::new(0);
+static ENGINE: OnceLock<Engine> = OnceLock::new();
 /// The number of loaded objects when a lookup last found nothing (OMPIO
 /// is a component Open MPI 4.1 loads at the first `MPI_File_open`).
 static MISSED_AT: AtomicUsize = AtomicUsize::new(usize::MAX);
@@ -51,8 +49,8 @@ fn engine() -> Option<Engine> {
     if cfg!(redio_mpi = "mpich") {
         return None;
     }
-    if let Some(engine) = cached() {
-        return Some(engine);
+    if let Some(engine) = ENGINE.get() {
+        return Some(*engine);
     }
     let objects = symbols::loaded_object_count();
     if MISSED_AT.load(Ordering::Relaxed) == objects {
@@ -69,28 +67,16 @@ fn engine() -> Option<Engine> {
         MISSED_AT.store(objects, Ordering::Relaxed);
         return None;
     };
-    REGISTER.store(register, Ordering::Relaxed);
-    UNREGISTER.store(unregister, Ordering::Relaxed);
-    CALLBACK.store(callback, Ordering::Release);
-    cached()
-}
-
-fn cached() -> Option<Engine> {
-    let callback = CALLBACK.load(Ordering::Acquire);
-    if callback == 0 {
-        return None;
-    }
-    // SAFETY: both were stored (before CALLBACK) from dlsym answers for
-    // these functions, whose C signature is `int f(int (*)(void))`.
-    unsafe {
-        Some(Engine {
+    // SAFETY: dlsym's answers for these functions, whose C signature is
+    // `int f(int (*)(void))`.
+    let engine = unsafe {
+        Engine {
             callback,
-            register: std::mem::transmute::<usize, Registration>(REGISTER.load(Ordering::Relaxed)),
-            unregister: std::mem::transmute::<usize, Registration>(
-                UNREGISTER.load(Ordering::Relaxed),
-            ),
-        })
-    }
+            register: std::mem::transmute::<usize, Registration>(register),
+            unregister: std::mem::transmute::<usize, Registration>(unregister),
+        }
+    };
+    Some(*ENGINE.get_or_init(|| engine))
 }
 
 thread_local! {
@@ -127,7 +113,7 @@ impl Drop for Paused {
             d.get()
         });
         if depth == 0 && TAKEN_OUT.with(|t| t.replace(false)) {
-            if let Some(e) = cached() {
+            if let Some(e) = ENGINE.get() {
                 // SAFETY: puts back the callback the pause took out.
                 if unsafe { (e.register)(e.callback) } != OPAL_SUCCESS {
                     crate::log!(
