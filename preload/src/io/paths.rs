@@ -301,9 +301,9 @@ fn bookkeeping_of_this_replica(path: PathBuf, replica: u32) -> Resolved {
 /// directory again when it was missing left a race with that removal: a
 /// clean-clone run failed so once (r=3, the victim dying in the `lstat` of
 /// OMPIO's open). `None` outside `redio run` (no run directory) or for
-/// other files. The name holds the communicator's id and the process id of
-/// its rank 0, so every process of one replica world names the same file,
-/// and no other world does.
+/// other files. The name holds the communicator's id and the rank (strace:
+/// `…_cid--1-0.sm`, `…_cid--1-1.sm`), which every replica world repeats:
+/// the suffix keeps the worlds apart.
 fn sm_file_of_this_replica(path: &Path, replica: u32) -> Option<PathBuf> {
     let name = path.file_name()?.to_str()?;
     if !is_sm_file(name) {
@@ -311,16 +311,20 @@ fn sm_file_of_this_replica(path: &Path, replica: u32) -> Option<PathBuf> {
     }
     let run_dir = std::env::var_os(redio_core::outcome::ENV_RUN_DIR)?;
     let dir = Path::new(&run_dir).join("ompio-sm");
-    // std's file calls inside must reach the real functions.
+    make_private_dir(&dir).ok()?;
+    Some(dir.join(format!("{name}.redio-r{replica}")))
+}
+
+/// Makes `dir` and its missing parents, this user's only (0700), with
+/// the real file calls.
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
     crate::sys::guard::inside(|| {
-        use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(&dir)
+            .create(dir)
     })
-    .ok()?;
-    Some(dir.join(format!("{name}.redio-r{replica}")))
 }
 
 /// OMPIO's sharedfp/sm file: `<file>_cid-<communicator id>-<rank>.sm`.
@@ -345,11 +349,7 @@ fn restore_session_directory(sm_file: &Path) {
     // std's file calls inside must reach the real functions.
     crate::sys::guard::inside(|| {
         if !dir.exists() {
-            use std::os::unix::fs::DirBuilderExt;
-            let made = std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir);
+            let made = make_private_dir(dir);
             crate::log!(
                 Info,
                 "{}: OMPIO's session directory was gone (removed by Open MPI after a death); \
