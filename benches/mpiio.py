@@ -17,8 +17,11 @@ variants, interleaved in every repetition (the order rotates):
 Each replica reaches the file through its own node's mount (remap of
 /redio-bench to ROOT/replica{replica}). Two cluster shapes: one NFS server
 for all (`shared`), and a server per replica (`separate`). Prints the
-median seconds, min-max and throughput relative to none-r1 of the same
-run, then the machine block.
+median seconds (of the slowest process of every replica), min-max and
+throughput relative to none-r1 of the same run; then the CPU-seconds the
+job's processes used in the timed part and the emulated file system's
+servers and clients used in the run (on a small machine they compete for
+the same cores); then the machine block.
 
 Usage (as root, after scripts/setup.sh and scripts/build.sh):
   benches/mpiio.py [--reps 5] [--total-mib 32] [--ranks 2] [--rate 400mbit] [--topologies shared,separate]
@@ -61,14 +64,31 @@ def drop_caches():
         f.write("3\n")
 
 
-def run(exe, cfg, ranks, degree, total, mode):
+def cluster_cpu(root):
+    """CPU-seconds the emulated file system's servers and clients used so far."""
+    return float(sh([CLUSTER, "cpu", "--root", root]))
+
+
+def run(exe, cfg, ranks, degree, total, mode, root, cpu):
+    """One run; returns the slowest process's seconds, and adds to `cpu` (a
+    dict of lists) the CPU-seconds all processes used in the timed part
+    ("job") and those the file system's servers and clients used during the
+    run ("fs")."""
+    fs0 = cluster_cpu(root)
     out = sh(["timeout", "300", REDIO, "run", "--mpi", "mpich", "-n", str(ranks), "-r", str(degree),
-              "--config", cfg, "--", exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode])
-    line = next(l for l in out.splitlines() if l.startswith(mode + " "))
-    words = line.split()
-    if words[-1] != "1":
-        sys.exit(f"{mode} under {cfg}: the data read back differs: {line}")
-    return float(words[1])
+              "--output", "all", "--config", cfg, "--",
+              exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode])
+    cpu["fs"].append(cluster_cpu(root) - fs0)
+    # One line per replica (`--output all` prefixes "[replica K] ").
+    lines = [l.split("] ", 1)[-1] for l in out.splitlines()]
+    lines = [l.split() for l in lines if l.startswith(mode + " ")]
+    if len(lines) != degree:
+        sys.exit(f"{mode} under {cfg}: {len(lines)} result lines for {degree} replicas:\n{out}")
+    for words in lines:
+        if words[5] != "1":
+            sys.exit(f"{mode} under {cfg}: the data read back differs: {' '.join(words)}")
+    cpu["job"].append(sum(float(words[7]) for words in lines))
+    return max(float(words[1]) for words in lines)
 
 
 def main():
@@ -94,6 +114,7 @@ def main():
             configs = {name: config(work, f"{topology}-{name}", args.root, read, write)
                        for name, _, read, write in variants}
             times = {(name, mode): [] for name, *_ in variants for mode in ("write", "read")}
+            cpus = {key: {"job": [], "fs": []} for key in times}
             for rep in range(args.reps):
                 order = variants[rep % len(variants):] + variants[:rep % len(variants)]
                 for name, degree, _, _ in order:
@@ -101,25 +122,36 @@ def main():
                         path = f"{args.root}/replica{k}/mpiio.dat"
                         if os.path.exists(path):
                             os.remove(path)
-                    times[(name, "write")].append(run(exe, configs[name], args.ranks, degree, total, "write"))
-                    drop_caches()
-                    times[(name, "read")].append(run(exe, configs[name], args.ranks, degree, total, "read"))
+                    for mode in ("write", "read"):
+                        if mode == "read":
+                            drop_caches()
+                        times[(name, mode)].append(run(exe, configs[name], args.ranks, degree, total, mode,
+                                                       args.root, cpus[(name, mode)]))
                 print(f"{topology}: repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
             for mode in ("write", "read"):
                 base = statistics.median(times[("none-r1", mode)])
                 for name, degree, read, write in variants:
                     t = times[(name, mode)]
                     med = statistics.median(t)
-                    rows.append((topology, mode, name, med, min(t), max(t), args.ranks * total / MiB / med, base / med))
+                    rows.append((topology, mode, name, med, min(t), max(t), args.ranks * total / MiB / med, base / med,
+                                 statistics.median(cpus[(name, mode)]["job"]),
+                                 statistics.median(cpus[(name, mode)]["fs"])))
         finally:
             sh([CLUSTER, "down", "--root", args.root])
     print(f"\n{args.ranks} ranks x {args.total_mib} MiB, 1 MiB stripes, link {args.rate}, {args.reps} repetitions, "
           "median (min-max); ratio = throughput / none-r1 of the same cluster\n")
     print("| cluster | operation | variant | seconds | min-max | MiB/s | ratio to none-r1 |")
     print("|---|---|---|---|---|---|---|")
-    for topology, mode, name, med, lo, hi, rate, ratio in rows:
+    for topology, mode, name, med, lo, hi, rate, ratio, *_ in rows:
         shape = "one server" if topology == "shared" else "a server per replica"
         print(f"| {shape} | {mode} | {name} | {med:.2f} | {lo:.2f}-{hi:.2f} | {rate:.1f} | {ratio:.2f} |")
+    print("\nCPU-seconds per run (medians): every process of the job in the timed part (MPI_Wtime's), "
+          "and the emulated file system's servers and clients during the whole run\n")
+    print("| cluster | operation | variant | job | file system |")
+    print("|---|---|---|---|---|")
+    for topology, mode, name, *_, job, fs in rows:
+        shape = "one server" if topology == "shared" else "a server per replica"
+        print(f"| {shape} | {mode} | {name} | {job:.2f} | {fs:.2f} |")
     print()
     print_machine("mpich")
 

@@ -8,12 +8,21 @@
  * "write" creates the file and times the collective write and sync; "read"
  * times the collective read of a file an earlier "write" made (so that the
  * page cache can be dropped in between) and checks every byte. Prints one
- * line from rank 0: "write|read SECONDS bytes N ok 0|1", the slowest
- * rank's time (MPI_MAX). benches/mpiio.py runs it. */
+ * line from rank 0: "write|read SECONDS bytes N ok 0|1 cpu C", the slowest
+ * rank's time (MPI_MAX) and the CPU-seconds all ranks used in the timed
+ * part (user and system, every thread; MPI_SUM). benches/mpiio.py runs it. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+/* User plus system CPU-seconds of this process so far, all threads. */
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -41,7 +50,7 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 4);
     MPI_File_set_view(fh, (MPI_Offset)rank * block, MPI_BYTE, stripe, "native", MPI_INFO_NULL);
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = MPI_Wtime();
+    double start = MPI_Wtime(), cpu_start = cpu_seconds();
     int ok = 1, all_ok;
     if (writing) {
         MPI_File_write_all(fh, data, (int)total, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -51,10 +60,12 @@ int main(int argc, char **argv) {
         ok = memcmp(data, back, total) == 0;
     }
     double seconds = MPI_Wtime() - start, slowest;
+    double cpu = cpu_seconds() - cpu_start, cpu_sum;
     MPI_File_close(&fh);
     MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &cpu_sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (rank == 0) printf("%s %.6f bytes %lld ok %d\n", argv[4], slowest, total * size, all_ok);
+    if (rank == 0) printf("%s %.6f bytes %lld ok %d cpu %.3f\n", argv[4], slowest, total * size, all_ok, cpu_sum);
     MPI_Type_free(&stripe);
     free(data);
     free(back);
