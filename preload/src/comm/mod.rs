@@ -17,12 +17,15 @@
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
 //! - [`mpix`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree);
 //! - [`io_progress`]: keeping OMPIO's progress callback from running inside
-//!   itself while redio communicates within MPI-IO.
+//!   itself while redio communicates within MPI-IO;
+//! - [`library_waits`]: ROMIO's own blocking waits and collectives, polled
+//!   instead of spun inside MPI-IO under redundancy.
 
 pub mod collective;
 pub mod flavour;
 pub mod handle;
 pub mod io_progress;
+pub mod library_waits;
 pub mod mpix;
 pub mod p2p;
 pub mod poll;

@@ -129,9 +129,26 @@ pub fn until_moved(
     bytes: usize,
     watch: Watch<'_>,
     deadline: Option<Duration>,
-    mut test: impl FnMut() -> Result<bool, i32>,
+    test: impl FnMut() -> Result<bool, i32>,
 ) -> i32 {
     let _inside = InsideMpi::enter();
+    poll_loop(bytes, watch, deadline, test)
+}
+
+/// [`until`] for a wait of the MPI library's own (`comm::library_waits`):
+/// the thread keeps the marks the library's caller gave it, so the POSIX
+/// calls the library makes while it is tested (ROMIO's generalized
+/// requests) are routed as they would be without the wait.
+pub fn until_inside_library(test: impl FnMut() -> Result<bool, i32>) -> i32 {
+    poll_loop(0, Watch::Nothing, None, test)
+}
+
+fn poll_loop(
+    bytes: usize,
+    watch: Watch<'_>,
+    deadline: Option<Duration>,
+    mut test: impl FnMut() -> Result<bool, i32>,
+) -> i32 {
     let yielding = YIELDING_PHASE + Duration::from_secs_f64(bytes as f64 / TRANSFER_RATE as f64);
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;

@@ -9,13 +9,17 @@
 //! - [`attributes`]: attribute queries on `MPI_COMM_WORLD`;
 //! - [`wrappers`]: one generated `MPI_*` wrapper per `PMPI_*` function;
 //! - [`capi`]: the C API of `include/redio.h`;
-//! - [`callbacks`]: functions the C shim calls.
+//! - [`callbacks`]: functions the C shim calls;
+//! - `library_waits` (MPICH builds): the `PMPI_*` waits and collectives
+//!   ROMIO calls, polled inside MPI-IO under redundancy.
 
 pub mod attributes;
 pub mod barrier;
 pub mod callbacks;
 pub mod capi;
 pub mod hooks;
+#[cfg(redio_mpi = "mpich")]
+pub mod library_waits;
 pub mod lifecycle;
 
 /// Generated `MPI_*` wrappers that translate `MPI_COMM_WORLD` and mark the

@@ -1,0 +1,140 @@
+//! `PMPI_*` definitions that ROMIO reaches (MPICH builds only): inside an
+//! MPI-IO call of a replicated job, its blocking waits and collectives are
+//! polled instead of spun (`crate::comm::library_waits`); anywhere else
+//! they go straight to the MPI library.
+//!
+//! The condition is the same on every member of a replica world (the
+//! degree, and being inside a collective MPI-IO call, which all members
+//! make together), as a blocking collective must not meet a nonblocking
+//! one. Open MPI's OMPIO calls its collectives through internal tables, out
+//! of reach: these symbols are not exported there.
+
+// The C names of the functions they replace.
+#![allow(non_snake_case)]
+
+use crate::comm::{ffi, library_waits};
+use crate::state::world;
+use crate::sys::guard::InsideMpiIo;
+use std::ffi::{c_int, c_void};
+
+/// True inside an MPI-IO call of a job with replicas.
+fn polled() -> bool {
+    InsideMpiIo::active() && world::identity().is_some_and(|i| i.degree > 1)
+}
+
+/// `PMPI_Waitall`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Waitall(
+    count: c_int,
+    requests: *mut ffi::MPI_Request,
+    statuses: *mut ffi::MPI_Status,
+) -> c_int {
+    library_waits::waitall(polled(), count, requests, statuses)
+}
+
+/// `PMPI_Wait`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Wait(
+    request: *mut ffi::MPI_Request,
+    status: *mut ffi::MPI_Status,
+) -> c_int {
+    library_waits::wait(polled(), request, status)
+}
+
+/// `PMPI_Alltoall`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Alltoall(
+    send: *const c_void,
+    send_count: c_int,
+    send_type: ffi::MPI_Datatype,
+    recv: *mut c_void,
+    recv_count: c_int,
+    recv_type: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    library_waits::alltoall(
+        polled(),
+        send,
+        send_count,
+        send_type,
+        recv,
+        recv_count,
+        recv_type,
+        comm,
+    )
+}
+
+/// `PMPI_Allgather`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Allgather(
+    send: *const c_void,
+    send_count: c_int,
+    send_type: ffi::MPI_Datatype,
+    recv: *mut c_void,
+    recv_count: c_int,
+    recv_type: ffi::MPI_Datatype,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    library_waits::allgather(
+        polled(),
+        send,
+        send_count,
+        send_type,
+        recv,
+        recv_count,
+        recv_type,
+        comm,
+    )
+}
+
+/// `PMPI_Allreduce`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Allreduce(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: c_int,
+    datatype: ffi::MPI_Datatype,
+    op: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    library_waits::allreduce(polled(), send, recv, count, datatype, op, comm)
+}
+
+/// `PMPI_Bcast`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: ffi::MPI_Datatype,
+    root: c_int,
+    comm: ffi::MPI_Comm,
+) -> c_int {
+    library_waits::bcast(polled(), buffer, count, datatype, root, comm)
+}
+
+/// `PMPI_Barrier`.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[cfg_attr(not(test), no_mangle)]
+pub unsafe extern "C" fn PMPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
+    library_waits::barrier(polled(), comm)
+}
