@@ -11,6 +11,7 @@ packages=(
   gcc g++ make pkg-config       # C/C++ test programs, the C shim
   procps                        # pgrep/pkill in tests
   strace                        # counts the bytes that reach shared files (tests/interposition/bytes_once.rs)
+  gdb                           # the stacks of a test job that hangs, in the test's report (tests/common/hang.rs)
   libhdf5-mpich-dev libhdf5-openmpi-dev  # parallel and serial HDF5 programs under redio (tests/io_stacks)
   libpnetcdf-dev                # PnetCDF (built against Open MPI 4.1 by Debian)
   python3-mpi4py                # Python programs under redio (Debian's mpi4py uses Open MPI 4.1)

@@ -280,3 +280,29 @@ fn processes_that_are_not_mpi_programs_run_untouched() {
     assert!(stdout.contains("libredio.so"), "{stdout}");
     assert!(stdout.ends_with("child ok\n"), "{stdout}");
 }
+
+/// A job still running at its deadline is reported with the stacks of its
+/// processes (tests/common/hang.rs), so that a hang seen once in a loaded
+/// CI run can be analysed: here rank 0 sleeps in its own function and
+/// rank 1 waits for it in `MPI_Barrier` (redio's polled barrier).
+#[test]
+fn a_hung_job_is_reported_with_its_processes_stacks() {
+    let exe = compile(Mpi::Mpich, "hang");
+    let job = Launch::redio(Mpi::Mpich, 2, 1, "block", &exe)
+        .timeout(5)
+        .run();
+    assert!(job.timed_out(), "the job should have hung:\n{job:#?}");
+    for expected in ["the stacks of its processes", "sleep_forever", "barrier"] {
+        assert!(
+            job.stderr.contains(expected),
+            "{expected:?} missing from the report:\n{}",
+            job.stderr
+        );
+    }
+    assert_eq!(
+        job.stderr.matches("=== process ").count(),
+        2,
+        "one report per process of the application:\n{}",
+        job.stderr
+    );
+}

@@ -9,12 +9,13 @@
 //! `[replica K] ` prefix, which [`Job::ranks`] has stripped after checking
 //! that every line of a process has the same one ([`Job::replicas`]).
 //!
-//! Every launch runs under `timeout`, so a hang fails the test in bounded
-//! time, and launches are serialised: the machine has 2 cores and MPICH
-//! busy-polls.
+//! Every launch has a deadline, so a hang fails the test in bounded time,
+//! with the stacks of the job's processes in its report ([`hang`]); and
+//! launches are serialised: the machine has 2 cores and MPICH busy-polls.
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod hang;
 pub mod parity;
 pub mod strace;
 
@@ -22,9 +23,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 /// Seconds one MPI job may take before it counts as hung.
 pub const JOB_TIMEOUT_SECS: u32 = 120;
+
+/// Seconds past a job's deadline before `timeout` kills it anyway: time for
+/// the harness to take the stacks of a hung job ([`hang`]).
+const HANG_REPORT_SECS: u32 = 300;
 
 /// An MPI implementation under test.
 // `OpenMpi`/`OpenMpi5` are the implementations' names, not a suffix.
@@ -436,8 +442,12 @@ impl<'a> Launch<'a> {
     pub fn run(&self) -> Job {
         let _machine = launch_lock();
         let out_dir = fresh_dir(&format!("out-{}", std::process::id()));
+        // The harness stops the job at its deadline, after taking its
+        // stacks ([`hang::run`]); `timeout` is the backstop (and passes the
+        // harness's SIGTERM on to the job).
         let mut command = Command::new("timeout");
-        command.args(["-k", "5", &self.timeout.to_string()]);
+        let backstop = self.timeout + HANG_REPORT_SECS;
+        command.args(["-k", "5", &backstop.to_string()]);
         match self.redio {
             None => {
                 command.arg(self.mpi.launcher());
@@ -480,8 +490,14 @@ impl<'a> Launch<'a> {
             command.env("OMPI_MCA_mca_base_env_list", names.join(";"));
         }
         command.envs(env.iter().map(|(n, v)| (n, v)));
-        let output = command.output().expect("cannot run timeout(1)");
+        let output = hang::run(&mut command, Duration::from_secs(self.timeout.into()));
         let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        if let Some(stacks) = &output.hung {
+            stderr.push_str(&format!(
+                "\n--- still running after {} s: the stacks of its processes ---\n{stacks}",
+                self.timeout
+            ));
+        }
         if self.mpi == Mpi::OpenMpi5 {
             // Open MPI 5 also diverts the ranks' stderr into `*.err` files.
             stderr.push_str(&read_rank_stderr(&out_dir));
@@ -497,7 +513,12 @@ impl<'a> Launch<'a> {
             }
         }
         Job {
-            code: output.status.code(),
+            // As `timeout` reports a command it stopped ([`Job::timed_out`]).
+            code: if output.hung.is_some() {
+                Some(124)
+            } else {
+                output.status.code()
+            },
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr,
             ranks,
