@@ -12,7 +12,10 @@ variants, interleaved in every repetition (the order rotates):
   server only: with a server per replica, Simple Write fills replica 0's
   copy alone (docs/protocols.md, "One server per replica");
 - auto-r2: r=2, read and write `auto` (Distributed Write and Distributed
-  Chunked Read where every replica has its own server).
+  Chunked Read where every replica has its own server);
+- with `--before DIR`, simple-r2-before and auto-r2-before: the same with
+  an earlier build of libredio.so (`DIR/mpich/libredio.so`, through
+  REDIO_LIB_DIR), to measure a change side by side.
 
 Each replica reaches the file through its own node's mount (remap of
 /redio-bench to ROOT/replica{replica}). Two cluster shapes: one NFS server
@@ -25,6 +28,7 @@ the same cores); then the machine block.
 
 Usage (as root, after scripts/setup.sh and scripts/build.sh):
   benches/mpiio.py [--reps 5] [--total-mib 32] [--ranks 2] [--rate 400mbit] [--topologies shared,separate]
+                   [--before DIR]
 """
 import argparse
 import os
@@ -69,15 +73,16 @@ def cluster_cpu(root):
     return float(sh([CLUSTER, "cpu", "--root", root]))
 
 
-def run(exe, cfg, ranks, degree, total, mode, root, cpu):
+def run(exe, cfg, ranks, degree, total, mode, root, cpu, lib_dir=None):
     """One run; returns the slowest process's seconds, and adds to `cpu` (a
     dict of lists) the CPU-seconds all processes used in the timed part
     ("job") and those the file system's servers and clients used during the
     run ("fs")."""
     fs0 = cluster_cpu(root)
+    env = dict(os.environ, REDIO_LIB_DIR=lib_dir) if lib_dir else None
     out = sh(["timeout", "300", REDIO, "run", "--mpi", "mpich", "-n", str(ranks), "-r", str(degree),
               "--output", "all", "--config", cfg, "--",
-              exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode])
+              exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode], env=env)
     cpu["fs"].append(cluster_cpu(root) - fs0)
     # One line per replica (`--output all` prefixes "[replica K] ").
     lines = [l.split("] ", 1)[-1] for l in out.splitlines()]
@@ -99,7 +104,11 @@ def main():
     parser.add_argument("--rate", default="400mbit")
     parser.add_argument("--topologies", default="shared,separate")
     parser.add_argument("--root", default="/tmp/redio-mpiio")
+    parser.add_argument("--before", help="an earlier build: DIR/mpich/libredio.so (REDIO_LIB_DIR)")
     args = parser.parse_args()
+    variants_all = VARIANTS + ([(f"{name}-before", degree, read, write)
+                                for name, degree, read, write in VARIANTS if degree > 1]
+                               if args.before else [])
     total = args.total_mib * MiB
     work = tempfile.mkdtemp(prefix="redio-mpiio-")
     exe = os.path.join(work, "mpiio_loop")
@@ -110,7 +119,7 @@ def main():
             "--replicas", "2", "--rate", args.rate])
         try:
             print(f"{topology}: " + sh([CLUSTER, "calibrate", "--root", args.root]).strip(), flush=True)
-            variants = [v for v in VARIANTS if topology == "shared" or v[0] != "simple-r2"]
+            variants = [v for v in variants_all if topology == "shared" or not v[0].startswith("simple-r2")]
             configs = {name: config(work, f"{topology}-{name}", args.root, read, write)
                        for name, _, read, write in variants}
             times = {(name, mode): [] for name, *_ in variants for mode in ("write", "read")}
@@ -125,8 +134,9 @@ def main():
                     for mode in ("write", "read"):
                         if mode == "read":
                             drop_caches()
+                        lib_dir = os.path.abspath(args.before) if name.endswith("-before") else None
                         times[(name, mode)].append(run(exe, configs[name], args.ranks, degree, total, mode,
-                                                       args.root, cpus[(name, mode)]))
+                                                       args.root, cpus[(name, mode)], lib_dir))
                 print(f"{topology}: repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
             for mode in ("write", "read"):
                 base = statistics.median(times[("none-r1", mode)])
