@@ -135,12 +135,25 @@ pub fn until_moved(
     poll_loop(bytes, watch, deadline, test)
 }
 
+/// What one cycle of ROMIO's collective buffering moves between two ranks
+/// at most: its default collective buffer (`cb_buffer_size`, 16 MiB).
+pub const LIBRARY_CYCLE_BYTES: usize = 16 << 20;
+
 /// [`until`] for a wait of the MPI library's own (`comm::library_waits`):
 /// the thread keeps the marks the library's caller gave it, so the POSIX
 /// calls the library makes while it is tested (ROMIO's generalized
 /// requests) are routed as they would be without the wait.
+///
+/// It yields for as long as a cycle of collective buffering may take to
+/// move ([`LIBRARY_CYCLE_BYTES`] at [`TRANSFER_RATE`], about 64 ms) before
+/// it sleeps: UCX moves a large message in fragments that need both sides'
+/// tests. Measured (docs/benchmarks.md, "MPI-IO on emulated NFS"), two
+/// ranks at r=2: sleeping after 2 ms, ROMIO's 8 MiB exchanges between two
+/// writes took 20-73 ms instead of 5 and the collective write ran at 0.82
+/// of r=1; yielding for 16 ms, 0.93; for 64 ms, 0.95; for 250 ms, 0.93
+/// with three times the CPU.
 pub fn until_inside_library(test: impl FnMut() -> Result<bool, i32>) -> i32 {
-    poll_loop(0, Watch::Nothing, None, test)
+    poll_loop(LIBRARY_CYCLE_BYTES, Watch::Nothing, None, test)
 }
 
 fn poll_loop(
