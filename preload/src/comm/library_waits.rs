@@ -19,7 +19,7 @@
 //! them.
 
 use crate::comm::{ffi, pmpi, poll};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 fn success() -> c_int {
     // SAFETY: a constant of shim.c.
@@ -75,119 +75,25 @@ pub unsafe fn wait(
     })
 }
 
-/// Waits for the operation a nonblocking call just started: `post` gets
-/// the request to fill in and returns the call's error code.
+/// A blocking call of the MPI library: `blocking` itself, or when
+/// `polled`, its nonblocking form `post` (which fills in the request it is
+/// given and returns the call's error code) and a polled wait.
 ///
 /// # Safety
-/// `post` starts an operation whose buffers stay valid until it completes
-/// (the blocking call's own, which its caller keeps until it returns).
-unsafe fn posted(post: impl FnOnce(*mut ffi::MPI_Request) -> c_int) -> c_int {
+/// Both closures make the same call with the caller's arguments, whose
+/// buffers stay valid until this returns.
+pub unsafe fn blocking_or_polled(
+    polled: bool,
+    blocking: impl FnOnce() -> c_int,
+    post: impl FnOnce(*mut ffi::MPI_Request) -> c_int,
+) -> c_int {
+    if !polled {
+        return blocking();
+    }
     let mut request = ffi::redio_mpi_request_null;
     let rc = post(&mut request);
     if rc != success() {
         return rc;
     }
     wait(true, &mut request, ffi::redio_mpi_status_ignore)
-}
-
-/// `PMPI_Alltoall`; when `polled`, as `PMPI_Ialltoall` and a polled wait.
-///
-/// # Safety
-/// The arguments `PMPI_Alltoall` takes.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn alltoall(
-    polled: bool,
-    send: *const c_void,
-    send_count: c_int,
-    send_type: ffi::MPI_Datatype,
-    recv: *mut c_void,
-    recv_count: c_int,
-    recv_type: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-) -> c_int {
-    if !polled {
-        return pmpi::PMPI_Alltoall(
-            send, send_count, send_type, recv, recv_count, recv_type, comm,
-        );
-    }
-    posted(|request| {
-        pmpi::PMPI_Ialltoall(
-            send, send_count, send_type, recv, recv_count, recv_type, comm, request,
-        )
-    })
-}
-
-/// `PMPI_Allgather`; when `polled`, as `PMPI_Iallgather` and a polled wait.
-///
-/// # Safety
-/// The arguments `PMPI_Allgather` takes.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn allgather(
-    polled: bool,
-    send: *const c_void,
-    send_count: c_int,
-    send_type: ffi::MPI_Datatype,
-    recv: *mut c_void,
-    recv_count: c_int,
-    recv_type: ffi::MPI_Datatype,
-    comm: ffi::MPI_Comm,
-) -> c_int {
-    if !polled {
-        return pmpi::PMPI_Allgather(
-            send, send_count, send_type, recv, recv_count, recv_type, comm,
-        );
-    }
-    posted(|request| {
-        pmpi::PMPI_Iallgather(
-            send, send_count, send_type, recv, recv_count, recv_type, comm, request,
-        )
-    })
-}
-
-/// `PMPI_Allreduce`; when `polled`, as `PMPI_Iallreduce` and a polled wait.
-///
-/// # Safety
-/// The arguments `PMPI_Allreduce` takes.
-pub unsafe fn allreduce(
-    polled: bool,
-    send: *const c_void,
-    recv: *mut c_void,
-    count: c_int,
-    datatype: ffi::MPI_Datatype,
-    op: ffi::MPI_Op,
-    comm: ffi::MPI_Comm,
-) -> c_int {
-    if !polled {
-        return pmpi::PMPI_Allreduce(send, recv, count, datatype, op, comm);
-    }
-    posted(|request| pmpi::PMPI_Iallreduce(send, recv, count, datatype, op, comm, request))
-}
-
-/// `PMPI_Bcast`; when `polled`, as `PMPI_Ibcast` and a polled wait.
-///
-/// # Safety
-/// The arguments `PMPI_Bcast` takes.
-pub unsafe fn bcast(
-    polled: bool,
-    buffer: *mut c_void,
-    count: c_int,
-    datatype: ffi::MPI_Datatype,
-    root: c_int,
-    comm: ffi::MPI_Comm,
-) -> c_int {
-    if !polled {
-        return pmpi::PMPI_Bcast(buffer, count, datatype, root, comm);
-    }
-    posted(|request| pmpi::PMPI_Ibcast(buffer, count, datatype, root, comm, request))
-}
-
-/// `PMPI_Barrier`; when `polled`, as `PMPI_Ibarrier` and a polled wait.
-///
-/// # Safety
-/// The arguments `PMPI_Barrier` takes.
-pub unsafe fn barrier(polled: bool, comm: ffi::MPI_Comm) -> c_int {
-    if !polled {
-        return pmpi::PMPI_Barrier(comm);
-    }
-    posted(|request| pmpi::PMPI_Ibarrier(comm, request))
 }

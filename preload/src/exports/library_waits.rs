@@ -12,7 +12,7 @@
 // The C names of the functions they replace.
 #![allow(non_snake_case)]
 
-use crate::comm::{ffi, library_waits};
+use crate::comm::{ffi, library_waits, pmpi};
 use crate::state::world;
 use crate::sys::guard::InsideMpiIo;
 use std::ffi::{c_int, c_void};
@@ -47,12 +47,26 @@ pub unsafe extern "C" fn PMPI_Wait(
     library_waits::wait(polled(), request, status)
 }
 
-/// `PMPI_Alltoall`.
-///
-/// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Alltoall(
+/// An exported blocking collective: [`library_waits::blocking_or_polled`]
+/// with the blocking function of that name and its nonblocking form.
+macro_rules! polled_collective {
+    ($name:ident => $nonblocking:ident ($($arg:ident: $ty:ty),* $(,)?)) => {
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// Called from C with the arguments the MPI standard specifies for this function.
+        #[cfg_attr(not(test), no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            library_waits::blocking_or_polled(
+                polled(),
+                || pmpi::$name($($arg),*),
+                |request| pmpi::$nonblocking($($arg,)* request),
+            )
+        }
+    };
+}
+
+polled_collective!(PMPI_Alltoall => PMPI_Ialltoall(
     send: *const c_void,
     send_count: c_int,
     send_type: ffi::MPI_Datatype,
@@ -60,25 +74,8 @@ pub unsafe extern "C" fn PMPI_Alltoall(
     recv_count: c_int,
     recv_type: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
-) -> c_int {
-    library_waits::alltoall(
-        polled(),
-        send,
-        send_count,
-        send_type,
-        recv,
-        recv_count,
-        recv_type,
-        comm,
-    )
-}
-
-/// `PMPI_Allgather`.
-///
-/// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Allgather(
+));
+polled_collective!(PMPI_Allgather => PMPI_Iallgather(
     send: *const c_void,
     send_count: c_int,
     send_type: ffi::MPI_Datatype,
@@ -86,55 +83,20 @@ pub unsafe extern "C" fn PMPI_Allgather(
     recv_count: c_int,
     recv_type: ffi::MPI_Datatype,
     comm: ffi::MPI_Comm,
-) -> c_int {
-    library_waits::allgather(
-        polled(),
-        send,
-        send_count,
-        send_type,
-        recv,
-        recv_count,
-        recv_type,
-        comm,
-    )
-}
-
-/// `PMPI_Allreduce`.
-///
-/// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Allreduce(
+));
+polled_collective!(PMPI_Allreduce => PMPI_Iallreduce(
     send: *const c_void,
     recv: *mut c_void,
     count: c_int,
     datatype: ffi::MPI_Datatype,
     op: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
-) -> c_int {
-    library_waits::allreduce(polled(), send, recv, count, datatype, op, comm)
-}
-
-/// `PMPI_Bcast`.
-///
-/// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Bcast(
+));
+polled_collective!(PMPI_Bcast => PMPI_Ibcast(
     buffer: *mut c_void,
     count: c_int,
     datatype: ffi::MPI_Datatype,
     root: c_int,
     comm: ffi::MPI_Comm,
-) -> c_int {
-    library_waits::bcast(polled(), buffer, count, datatype, root, comm)
-}
-
-/// `PMPI_Barrier`.
-///
-/// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Barrier(comm: ffi::MPI_Comm) -> c_int {
-    library_waits::barrier(polled(), comm)
-}
+));
+polled_collective!(PMPI_Barrier => PMPI_Ibarrier(comm: ffi::MPI_Comm));
