@@ -653,6 +653,25 @@ fn find_process(trial: &str, world_rank: u32) -> Option<i32> {
         })
 }
 
+/// True when process `pid`, world rank `world_rank` of a job under `redio
+/// run`, has recorded that it got through redio's start-up (its event file
+/// in the run directory named by its environment holds `started`): from
+/// then on `redio run` treats its death as one for fail-over.
+fn got_through_startup(pid: i32, world_rank: u32) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let prefix = format!("{}=", redio::outcome::ENV_RUN_DIR);
+    let run_dir = environ
+        .split(|&b| b == 0)
+        .find_map(|var| var.strip_prefix(prefix.as_bytes()))
+        .map(|dir| PathBuf::from(String::from_utf8_lossy(dir).into_owned()));
+    run_dir.is_some_and(|dir| {
+        std::fs::read_to_string(dir.join(format!("rank-{world_rank}.jsonl")))
+            .is_ok_and(|events| events.contains("\"event\":\"started\""))
+    })
+}
+
 /// Runs io_failover on `mpi` with `extra_yaml` in its configuration and
 /// sends `signal` to the trial's victim `delay_ms` after the program's I/O
 /// began. Returns `Ok(false)` when the victim was already gone or done (the
@@ -674,11 +693,16 @@ fn signal_trial(
             scope.spawn(|| area.run_on(mpi, trial.degree, &[("REDIO_FT_TRIAL", name.into())]));
         let started = std::time::Instant::now();
         // From the moment the program's I/O began (its first shared file
-        // exists): a death inside MPI_Init is not survived
-        // (docs/fault-tolerance.md, "Limits").
+        // exists) and the victim itself got through redio's start-up: a
+        // death inside MPI_Init is not survived (docs/fault-tolerance.md,
+        // "Limits"). Under load the other rank's I/O can begin while the
+        // victim is still there (CI: killed 1 ms after the first file
+        // appeared, before its start was recorded; the job was ended).
         let pid = loop {
             let io_began = std::fs::read_dir(&area.shared).is_ok_and(|mut d| d.next().is_some());
-            if let Some(pid) = find_process(name, victim).filter(|_| io_began) {
+            let found = find_process(name, victim)
+                .filter(|&pid| io_began && got_through_startup(pid, victim));
+            if let Some(pid) = found {
                 break Some(pid);
             }
             if running.is_finished() || started.elapsed().as_secs() > 30 {
