@@ -10,7 +10,7 @@
 //! client needed. The versions here post the nonblocking form and test
 //! it, yielding while a cycle of collective buffering may still be moving
 //! and sleeping after ([`poll::until_inside_library`]): at two ranks and
-//! r=2 the collective write went from 0.82 to 0.93 of r=1 with a tenth of
+//! r=2 the collective write went from 0.82 to 0.93 of r=1 with a fifth of
 //! the CPU (docs/benchmarks.md, "MPI-IO on emulated NFS").
 //!
 //! A blocking collective does not match a nonblocking one (MPI 4.0,
