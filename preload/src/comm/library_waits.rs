@@ -18,22 +18,9 @@
 //! form. The caller decides with a condition that is the same on all of
 //! them.
 
+use crate::comm::request::{success, tested};
 use crate::comm::{ffi, pmpi, poll};
 use std::ffi::c_int;
-
-fn success() -> c_int {
-    // SAFETY: a constant of shim.c.
-    unsafe { ffi::redio_mpi_success }
-}
-
-/// A test's result as [`poll::until_inside_library`] takes it.
-fn tested(rc: c_int, flag: c_int) -> Result<bool, c_int> {
-    if rc == success() {
-        Ok(flag != 0)
-    } else {
-        Err(rc)
-    }
-}
 
 /// `PMPI_Waitall`; when `polled`, as tests with `PMPI_Testall`.
 ///

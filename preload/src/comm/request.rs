@@ -153,11 +153,7 @@ impl<'a> Request<'a> {
         let mut flag = 0;
         // SAFETY: a live handle of ours and our own status slot.
         let rc = unsafe { pmpi::PMPI_Test(&mut self.handle, &mut flag, &mut self.status) };
-        if rc == success() {
-            Ok(flag != 0)
-        } else {
-            Err(rc)
-        }
+        tested(rc, flag)
     }
 
     /// Asks MPI to cancel a pending send or receive; the request still has
@@ -252,6 +248,16 @@ pub(super) fn comm_size(comm: ffi::MPI_Comm) -> Result<usize, i32> {
 pub(super) fn success() -> i32 {
     // SAFETY: a constant of shim.c.
     unsafe { ffi::redio_mpi_success }
+}
+
+/// A test call's error code `rc` and completion `flag` as one result:
+/// `Ok(true)` once complete, or the MPI error code.
+pub(super) fn tested(rc: i32, flag: i32) -> Result<bool, i32> {
+    if rc == success() {
+        Ok(flag != 0)
+    } else {
+        Err(rc)
+    }
 }
 
 fn null() -> ffi::MPI_Request {
