@@ -52,18 +52,8 @@ pub fn run(command: &mut Command, deadline: Duration) -> Finished {
         .stderr(Stdio::piped())
         .spawn()
         .expect("cannot start the job");
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let started = Instant::now();
     let mut hung = None;
     let status = loop {
@@ -85,7 +75,7 @@ pub fn run(command: &mut Command, deadline: Duration) -> Finished {
     }
 }
 
-fn drain(stream: Option<Box<dyn Read + Send>>) -> JoinHandle<Vec<u8>> {
+fn drain(stream: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         if let Some(mut stream) = stream {
