@@ -15,7 +15,12 @@ variants, interleaved in every repetition (the order rotates):
   Chunked Read where every replica has its own server);
 - with `--before DIR`, simple-r2-before and auto-r2-before: the same with
   an earlier build of libredio.so (`DIR/mpich/libredio.so`, through
-  REDIO_LIB_DIR), to measure a change side by side.
+  REDIO_LIB_DIR), to measure a change side by side;
+- with `--ucx-default`, simple-r2-ucx and auto-r2-ucx: the same with UCX's
+  own rendezvous threshold (`UCX_RNDV_THRESH=auto`) instead of the eager-only
+  setting `redio exec --survive` gives replicated MPICH jobs
+  (docs/fault-tolerance.md, "Launching"): what surviving SIGKILL costs
+  each protocol.
 
 Each replica reaches the file through its own node's mount (remap of
 /redio-bench to ROOT/replica{replica}). Two cluster shapes: one NFS server
@@ -28,7 +33,7 @@ the same cores); then the machine block.
 
 Usage (as root, after scripts/setup.sh and scripts/build.sh):
   benches/mpiio.py [--reps 5] [--total-mib 32] [--ranks 2] [--rate 400mbit] [--topologies shared,separate]
-                   [--before DIR]
+                   [--before DIR] [--ucx-default]
 """
 import argparse
 import os
@@ -73,13 +78,17 @@ def cluster_cpu(root):
     return float(sh([CLUSTER, "cpu", "--root", root]))
 
 
-def run(exe, cfg, ranks, degree, total, mode, root, cpu, lib_dir=None):
+def run(exe, cfg, ranks, degree, total, mode, root, cpu, lib_dir=None, ucx_default=False):
     """One run; returns the slowest process's seconds, and adds to `cpu` (a
     dict of lists) the CPU-seconds all processes used in the timed part
     ("job") and those the file system's servers and clients used during the
     run ("fs")."""
     fs0 = cluster_cpu(root)
-    env = dict(os.environ, REDIO_LIB_DIR=lib_dir) if lib_dir else None
+    env = dict(os.environ)
+    if lib_dir:
+        env["REDIO_LIB_DIR"] = lib_dir
+    if ucx_default:
+        env["UCX_RNDV_THRESH"] = "auto"  # a user's setting wins over redio exec's
     out = sh(["timeout", "300", REDIO, "run", "--mpi", "mpich", "-n", str(ranks), "-r", str(degree),
               "--output", "all", "--config", cfg, "--",
               exe, "/redio-bench/mpiio.dat", str(total), str(BLOCK), mode], env=env)
@@ -105,10 +114,13 @@ def main():
     parser.add_argument("--topologies", default="shared,separate")
     parser.add_argument("--root", default="/tmp/redio-mpiio")
     parser.add_argument("--before", help="an earlier build: DIR/mpich/libredio.so (REDIO_LIB_DIR)")
+    parser.add_argument("--ucx-default", action="store_true",
+                        help="also run the r=2 variants with UCX_RNDV_THRESH=auto (without the survival setting)")
     args = parser.parse_args()
-    variants_all = VARIANTS + ([(f"{name}-before", degree, read, write)
-                                for name, degree, read, write in VARIANTS if degree > 1]
-                               if args.before else [])
+    replicated = [v for v in VARIANTS if v[1] > 1]
+    variants_all = (VARIANTS
+                    + ([(f"{name}-before", *rest) for name, *rest in replicated] if args.before else [])
+                    + ([(f"{name}-ucx", *rest) for name, *rest in replicated] if args.ucx_default else []))
     total = args.total_mib * MiB
     work = tempfile.mkdtemp(prefix="redio-mpiio-")
     exe = os.path.join(work, "mpiio_loop")
@@ -136,7 +148,8 @@ def main():
                             drop_caches()
                         lib_dir = os.path.abspath(args.before) if name.endswith("-before") else None
                         times[(name, mode)].append(run(exe, configs[name], args.ranks, degree, total, mode,
-                                                       args.root, cpus[(name, mode)], lib_dir))
+                                                       args.root, cpus[(name, mode)], lib_dir,
+                                                       ucx_default=name.endswith("-ucx")))
                 print(f"{topology}: repetition {rep + 1} of {args.reps} done", file=sys.stderr, flush=True)
             for mode in ("write", "read"):
                 base = statistics.median(times[("none-r1", mode)])
