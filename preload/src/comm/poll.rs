@@ -114,6 +114,11 @@ pub const LONGEST_PAUSE: Duration = Duration::from_millis(1);
 /// 256 MiB message ran at ~300 MiB/s instead of GB/s).
 pub const TRANSFER_RATE: u64 = 256 << 20;
 
+/// How long moving `bytes` may take at [`TRANSFER_RATE`].
+pub fn transfer_time(bytes: usize) -> Duration {
+    Duration::from_secs_f64(bytes as f64 / TRANSFER_RATE as f64)
+}
+
 /// Calls `test` until it reports completion (`Ok(true)`) or an MPI error
 /// code (`Err`), sleeping with back-off in between. Returns the error code,
 /// or `MPI_SUCCESS`.
@@ -162,7 +167,7 @@ fn poll_loop(
     deadline: Option<Duration>,
     mut test: impl FnMut() -> Result<bool, i32>,
 ) -> i32 {
-    let yielding = YIELDING_PHASE + Duration::from_secs_f64(bytes as f64 / TRANSFER_RATE as f64);
+    let yielding = YIELDING_PHASE + transfer_time(bytes);
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     let mut checked = started;

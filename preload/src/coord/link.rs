@@ -74,8 +74,7 @@ impl MpiLink {
     }
 
     fn deadline_for(&self, bytes: usize) -> Option<Duration> {
-        self.deadline
-            .map(|d| d + Duration::from_secs_f64(bytes as f64 / poll::TRANSFER_RATE as f64))
+        self.deadline.map(|d| d + poll::transfer_time(bytes))
     }
 
     fn check(&self, replica: usize) -> Result<i32, LinkError> {
@@ -119,7 +118,35 @@ impl MpiLink {
             code => Err(transport(replica, code)),
         }
     }
+
+    /// Waits (polled) until the next message from `peer` with `tag` has
+    /// begun to arrive, and returns its length.
+    fn arrival(&self, replica: usize, peer: i32, tag: u32) -> Result<usize, LinkError> {
+        let mut probed = None;
+        let rc = poll::until_moved(0, self.watch(), self.deadline_for(0), || {
+            probed = p2p::iprobe(peer, tag as i32, self.comm)?;
+            Ok(probed.is_some())
+        });
+        if rc != unsafe { ffi::redio_mpi_success } {
+            return Err(transport(replica, rc));
+        }
+        Ok(probed.map_or(0, |p| p.bytes().unwrap_or(0)))
+    }
 }
+
+/// A message larger than what moves in the plain yielding phase at
+/// [`poll::TRANSFER_RATE`] (512 KiB). An eager transport
+/// (`UCX_RNDV_THRESH=inf`, set for replicated MPICH jobs) moves it in
+/// fragments that both sides must test; with UCX's shared-memory FIFO a
+/// receiver in its sleeping phase drained the rest of a 4 MiB chunk of
+/// Chunked & Chained Read in about 48 ms (docs/benchmarks.md, "Reads under
+/// the survival setting"). So a receive of one first waits for it to begin
+/// to arrive ([`MpiLink::arrival`]), and its wait then starts yielding when
+/// the bytes start to flow, not while the sender still reads them from the
+/// file; and an overlapped send gives it its transfer time before the
+/// overlapped work (`send_overlapping`).
+const LARGE_MESSAGE: usize =
+    (poll::YIELDING_PHASE.as_micros() as usize) * (poll::TRANSFER_RATE as usize) / 1_000_000;
 
 /// The element count MPI takes for a `len`-byte message: an `int`.
 fn message_count(peer: i32, len: usize) -> Result<i32, LinkError> {
@@ -164,15 +191,35 @@ impl ReplicaLink for MpiLink {
         meanwhile: &mut dyn FnMut(),
     ) -> Result<(), LinkError> {
         let peer = self.check(to)?;
+        let bytes = data.len();
         let mut requests = [self.post_send(peer, tag, data)?];
+        if bytes > LARGE_MESSAGE {
+            // An eager transport moves a large message only while this side
+            // tests it: left pending through `meanwhile` (a `pread` of the
+            // next chunk), a 4 MiB chunk went 512 KiB ahead, then crept
+            // along once the read was done. So it gets the time its bytes
+            // need first; a receiver not there yet is overlapped as before.
+            let budget = poll::YIELDING_PHASE + poll::transfer_time(bytes);
+            match poll::wait_each(&mut requests, bytes, self.watch(), Some(budget)) {
+                rc if rc == unsafe { ffi::redio_mpi_success } => {
+                    meanwhile();
+                    return Ok(());
+                }
+                poll::TIMED_OUT => {}
+                code => return Err(transport(to, code)),
+            }
+        }
         // The receiver copies while this replica does `meanwhile`.
         meanwhile();
-        self.finish(to, &mut requests, data.len())
+        self.finish(to, &mut requests, bytes)
     }
 
     fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
         let peer = self.check(from)?;
         let bytes = buf.len();
+        if bytes > LARGE_MESSAGE {
+            self.arrival(from, peer, tag)?;
+        }
         let mut requests = [self.post_recv(peer, tag, buf)?];
         self.finish(from, &mut requests, bytes)?;
         Ok(requests[0].received_bytes().unwrap_or(0))
@@ -204,16 +251,8 @@ impl ReplicaLink for MpiLink {
 
     fn recv(&mut self, from: usize, tag: u32) -> Result<Vec<u8>, LinkError> {
         let peer = self.check(from)?;
-        // The size is not known in advance: probe (polled), then receive.
-        let mut probed = None;
-        let rc = poll::until_moved(0, self.watch(), self.deadline_for(0), || {
-            probed = p2p::iprobe(peer, tag as i32, self.comm)?;
-            Ok(probed.is_some())
-        });
-        if rc != unsafe { ffi::redio_mpi_success } {
-            return Err(transport(from, rc));
-        }
-        let len = probed.map_or(0, |p| p.bytes().unwrap_or(0));
+        // The size is not known in advance: probe, then receive.
+        let len = self.arrival(from, peer, tag)?;
         let mut data = vec![0u8; len];
         let len = self.recv_into(from, tag, &mut data)?;
         data.truncate(len);
