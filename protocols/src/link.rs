@@ -74,7 +74,10 @@ pub trait ReplicaLink {
     /// Sends `data` to replica `to` under `tag` while running `meanwhile`:
     /// transports that can (MPI) start the send, run `meanwhile` (e.g. the
     /// read of the next chunk) and then wait for the send, so that the two
-    /// overlap. The default sends, then runs `meanwhile`.
+    /// overlap. A transport may first wait for the send for a while (the
+    /// MPI link does for large messages, which an eager transport moves
+    /// only while the sender tests them). On an error `meanwhile` may not
+    /// have run. The default sends, then runs `meanwhile`.
     fn send_overlapping(
         &mut self,
         to: usize,
