@@ -628,6 +628,13 @@ fn on_replica_failure_abort_ends_the_job() {
 /// rank keep a job busy long enough to be hit anywhere, transfers included.
 const KILL_BLOCK: u64 = 8 << 20;
 
+/// The environment of the process whose `/proc` directory is `proc_dir`,
+/// one `NAME=value` per entry.
+fn environment(proc_dir: &Path) -> Option<Vec<Vec<u8>>> {
+    let environ = std::fs::read(proc_dir.join("environ")).ok()?;
+    Some(environ.split(|&b| b == 0).map(<[u8]>::to_vec).collect())
+}
+
 /// The process of world rank `world_rank` of the job marked `trial`:
 /// found by its environment (the launcher's rank variable and the trial
 /// marker) and its name.
@@ -646,9 +653,8 @@ fn find_process(trial: &str, world_rank: u32) -> Option<i32> {
             if !comm.trim().starts_with("io_failover") {
                 return None;
             }
-            let environ = std::fs::read(entry.path().join("environ")).ok()?;
-            let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
-            let has = |v: &str| vars.contains(&v.as_bytes());
+            let vars = environment(&entry.path())?;
+            let has = |v: &str| vars.iter().any(|var| var == v.as_bytes());
             (has(&marker) && ranks.iter().any(|r| has(r))).then_some(pid)
         })
 }
@@ -658,12 +664,12 @@ fn find_process(trial: &str, world_rank: u32) -> Option<i32> {
 /// in the run directory named by its environment holds `started`): from
 /// then on `redio run` treats its death as one for fail-over.
 fn got_through_startup(pid: i32, world_rank: u32) -> bool {
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+    let Some(vars) = environment(Path::new(&format!("/proc/{pid}"))) else {
         return false;
     };
     let prefix = format!("{}=", redio::outcome::ENV_RUN_DIR);
-    let run_dir = environ
-        .split(|&b| b == 0)
+    let run_dir = vars
+        .iter()
         .find_map(|var| var.strip_prefix(prefix.as_bytes()))
         .map(|dir| PathBuf::from(String::from_utf8_lossy(dir).into_owned()));
     run_dir.is_some_and(|dir| {

@@ -119,6 +119,12 @@ pub fn transfer_time(bytes: usize) -> Duration {
     Duration::from_secs_f64(bytes as f64 / TRANSFER_RATE as f64)
 }
 
+/// How long a wait for an operation that moves `bytes` yields before it
+/// sleeps: [`YIELDING_PHASE`] plus their [`transfer_time`].
+pub fn yielding_phase(bytes: usize) -> Duration {
+    YIELDING_PHASE + transfer_time(bytes)
+}
+
 /// Calls `test` until it reports completion (`Ok(true)`) or an MPI error
 /// code (`Err`), sleeping with back-off in between. Returns the error code,
 /// or `MPI_SUCCESS`.
@@ -167,7 +173,7 @@ fn poll_loop(
     deadline: Option<Duration>,
     mut test: impl FnMut() -> Result<bool, i32>,
 ) -> i32 {
-    let yielding = YIELDING_PHASE + transfer_time(bytes);
+    let yielding = yielding_phase(bytes);
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     let mut checked = started;

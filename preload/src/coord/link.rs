@@ -119,6 +119,36 @@ impl MpiLink {
         }
     }
 
+    /// Waits for `requests`, which move `bytes`, no longer than the wait
+    /// yields ([`poll::yielding_phase`]); those still pending stay posted.
+    fn wait_while_yielding(
+        &self,
+        replica: usize,
+        requests: &mut [Request<'_>],
+        bytes: usize,
+    ) -> Result<(), LinkError> {
+        let budget = Some(poll::yielding_phase(bytes));
+        match poll::wait_each(requests, bytes, self.watch(), budget) {
+            rc if rc == unsafe { ffi::redio_mpi_success } || rc == poll::TIMED_OUT => Ok(()),
+            code => Err(transport(replica, code)),
+        }
+    }
+
+    /// Posts the receive of the next message from `peer` with `tag` into
+    /// `buf` and waits for it; returns its length.
+    fn receive(
+        &self,
+        replica: usize,
+        peer: i32,
+        tag: u32,
+        buf: &mut [u8],
+    ) -> Result<usize, LinkError> {
+        let bytes = buf.len();
+        let mut requests = [self.post_recv(peer, tag, buf)?];
+        self.finish(replica, &mut requests, bytes)?;
+        Ok(requests[0].received_bytes().unwrap_or(0))
+    }
+
     /// Waits (polled) until the next message from `peer` with `tag` has
     /// begun to arrive, and returns its length.
     fn arrival(&self, replica: usize, peer: i32, tag: u32) -> Result<usize, LinkError> {
@@ -199,30 +229,20 @@ impl ReplicaLink for MpiLink {
             // next chunk), a 4 MiB chunk went 512 KiB ahead, then crept
             // along once the read was done. So it gets the time its bytes
             // need first; a receiver not there yet is overlapped as before.
-            let budget = poll::YIELDING_PHASE + poll::transfer_time(bytes);
-            match poll::wait_each(&mut requests, bytes, self.watch(), Some(budget)) {
-                rc if rc == unsafe { ffi::redio_mpi_success } => {
-                    meanwhile();
-                    return Ok(());
-                }
-                poll::TIMED_OUT => {}
-                code => return Err(transport(to, code)),
-            }
+            self.wait_while_yielding(to, &mut requests, bytes)?;
         }
-        // The receiver copies while this replica does `meanwhile`.
+        // The receiver copies while this replica does `meanwhile` (a send
+        // already complete is not tested again).
         meanwhile();
         self.finish(to, &mut requests, bytes)
     }
 
     fn recv_into(&mut self, from: usize, tag: u32, buf: &mut [u8]) -> Result<usize, LinkError> {
         let peer = self.check(from)?;
-        let bytes = buf.len();
-        if bytes > LARGE_MESSAGE {
+        if buf.len() > LARGE_MESSAGE {
             self.arrival(from, peer, tag)?;
         }
-        let mut requests = [self.post_recv(peer, tag, buf)?];
-        self.finish(from, &mut requests, bytes)?;
-        Ok(requests[0].received_bytes().unwrap_or(0))
+        self.receive(from, peer, tag, buf)
     }
 
     fn sendrecv_into(
@@ -254,7 +274,8 @@ impl ReplicaLink for MpiLink {
         // The size is not known in advance: probe, then receive.
         let len = self.arrival(from, peer, tag)?;
         let mut data = vec![0u8; len];
-        let len = self.recv_into(from, tag, &mut data)?;
+        // Probed already: receive it without probing again.
+        let len = self.receive(from, peer, tag, &mut data)?;
         data.truncate(len);
         Ok(data)
     }
