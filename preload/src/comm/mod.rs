@@ -14,6 +14,8 @@
 //!   collectives (`allgather`, `allreduce`, `bcast`, `barrier`, …);
 //! - [`poll`]: nonblocking, polled waiting with back-off;
 //! - [`handle`]: MPI handles as plain bits, for atomics;
+//! - [`frames`]: tagged messages over a TCP stream, the replica-set link
+//!   outside MPI;
 //! - [`flavour`]: refusing to run inside the other MPI implementation;
 //! - [`mpix`]: Open MPI 5's fault-tolerance functions (revoke, shrink, agree);
 //! - [`io_progress`]: keeping OMPIO's progress callback from running inside
@@ -23,6 +25,7 @@
 
 pub mod collective;
 pub mod flavour;
+pub mod frames;
 pub mod handle;
 pub mod io_progress;
 pub mod library_waits;

@@ -143,7 +143,21 @@ pub fn until_moved(
     test: impl FnMut() -> Result<bool, i32>,
 ) -> i32 {
     let _inside = InsideMpi::enter();
-    poll_loop(bytes, watch, deadline, test)
+    poll_loop(bytes, watch, deadline, test, std::thread::sleep)
+}
+
+/// [`until_moved`] for a test whose progress the kernel can announce (a
+/// socket): instead of sleeping for a pause, it calls `nap(pause)`, which
+/// may return early when there is something to do (`ppoll` on the socket).
+pub fn until_ready(
+    bytes: usize,
+    watch: Watch<'_>,
+    deadline: Option<Duration>,
+    test: impl FnMut() -> Result<bool, i32>,
+    nap: impl FnMut(Duration),
+) -> i32 {
+    let _inside = InsideMpi::enter();
+    poll_loop(bytes, watch, deadline, test, nap)
 }
 
 /// What one cycle of ROMIO's collective buffering moves between two ranks
@@ -164,7 +178,13 @@ pub const LIBRARY_CYCLE_BYTES: usize = 16 << 20;
 /// of r=1; yielding for 16 ms, 0.93; for 64 ms, 0.95; for 250 ms, 0.93
 /// with three times the CPU.
 pub fn until_inside_library(test: impl FnMut() -> Result<bool, i32>) -> i32 {
-    poll_loop(LIBRARY_CYCLE_BYTES, Watch::Nothing, None, test)
+    poll_loop(
+        LIBRARY_CYCLE_BYTES,
+        Watch::Nothing,
+        None,
+        test,
+        std::thread::sleep,
+    )
 }
 
 fn poll_loop(
@@ -172,6 +192,7 @@ fn poll_loop(
     watch: Watch<'_>,
     deadline: Option<Duration>,
     mut test: impl FnMut() -> Result<bool, i32>,
+    mut nap: impl FnMut(Duration),
 ) -> i32 {
     let yielding = yielding_phase(bytes);
     let started = Instant::now();
@@ -206,7 +227,7 @@ fn poll_loop(
             // SAFETY: sched_yield has no preconditions.
             unsafe { libc::sched_yield() };
         } else {
-            std::thread::sleep(pause);
+            nap(pause);
             pause = (pause * 2).min(LONGEST_PAUSE);
         }
     }
@@ -318,5 +339,22 @@ mod tests {
         let watch = Watch::Processes(&[1]);
         let rc = until_moved(0, watch, Some(Duration::from_millis(30)), || Ok(false));
         assert_eq!(rc, TIMED_OUT);
+    }
+
+    #[test]
+    fn a_wait_that_can_be_woken_naps_instead_of_sleeping_once_it_stops_yielding() {
+        let naps = std::cell::RefCell::new(Vec::new());
+        let rc = until_ready(
+            0,
+            Watch::Nothing,
+            None,
+            || Ok(naps.borrow().len() >= 3),
+            |pause| naps.borrow_mut().push(pause),
+        );
+        assert_eq!(rc, success());
+        // Each nap asks for the back-off's pause, growing from the first.
+        let naps = naps.into_inner();
+        assert_eq!(naps[0], FIRST_PAUSE);
+        assert!(naps.windows(2).all(|w| w[1] >= w[0]));
     }
 }

@@ -9,10 +9,12 @@
 //! - [`guard`]: the thread-local marks "inside MPI" and "inside redio";
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`rawfs`]: raw-syscall file access for redio's own bookkeeping files;
+//! - [`socket`]: raw-syscall TCP sockets for the replica-set link;
 
 pub mod errno;
 pub mod guard;
 pub mod log;
 pub mod rawfs;
 pub mod real;
+pub mod socket;
 pub mod symbols;
