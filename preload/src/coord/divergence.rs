@@ -15,7 +15,7 @@
 //! meets its peers' `MPI_Finalize` instead of waiting for them forever.
 
 use crate::coord::failover::Stop;
-use crate::coord::link::MpiLink;
+use crate::coord::link::SetLink;
 use crate::ft::liveness;
 use crate::ft::membership;
 use crate::ft::watchdog;
@@ -36,7 +36,7 @@ pub const FINALIZE: &str = "MPI_Finalize";
 /// Checks that every replica is about to run `op` as operation `seq`. A
 /// divergence is logged with every replica's call and settled as the
 /// module comment says.
-pub fn agree(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<(), Stop> {
+pub fn agree(link: &mut SetLink, seq: u64, op: &Operation) -> Result<(), Stop> {
     let rank = world::identity().map_or(0, |i| i.placement.rank);
     match announce(link, rank, seq, op) {
         Ok(None) => Ok(()),
@@ -49,7 +49,7 @@ pub fn agree(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<(), Stop> {
 /// under the same kind are no divergence: returns whether every replica
 /// named the same path. Any other difference is a divergence, settled as
 /// in [`agree`].
-pub fn same_path(link: &mut MpiLink, seq: u64, op: &Operation) -> Result<bool, Stop> {
+pub fn same_path(link: &mut SetLink, seq: u64, op: &Operation) -> Result<bool, Stop> {
     let rank = world::identity().map_or(0, |i| i.placement.rank);
     match announce(link, rank, seq, op) {
         Ok(None) => Ok(true),
@@ -71,7 +71,7 @@ fn named_apart(divergence: &Divergence, mine: &Operation) -> bool {
 /// a replica still issuing coordinated calls learns that its peers are
 /// done. Deaths found on the way are left to the finish (it sees them).
 pub fn announce_finalize(seq: u64) {
-    let Some(mut link) = MpiLink::current() else {
+    let Some(mut link) = SetLink::current() else {
         return;
     };
     let op = Operation {

@@ -11,7 +11,7 @@
 //! alone. docs/fault-tolerance.md explains why that is enough.
 
 use crate::comm::io_progress;
-use crate::coord::link::MpiLink;
+use crate::coord::link::SetLink;
 use crate::ft::membership;
 use crate::ft::watchdog;
 use crate::state::report;
@@ -62,12 +62,12 @@ pub fn run<T>(
     seq: u64,
     op: &Operation,
     report_link: impl Fn(&LinkError) -> Errno,
-    mut attempt: impl FnMut(&mut MpiLink) -> Result<T, Stop>,
+    mut attempt: impl FnMut(&mut SetLink) -> Result<T, Stop>,
 ) -> Result<T, Errno> {
     // Called by OMPIO's own progress (its lock release, its next batch of
     // asynchronous I/O), this round must not run that progress again.
     let _no_ompio_progress = InsideMpiIo::active().then(io_progress::pause);
-    let mut link = MpiLink::current().ok_or(libc::EIO)?;
+    let mut link = SetLink::current().ok_or(libc::EIO)?;
     let mut redone = false;
     loop {
         REDOING.with(|r| r.set(redone));
@@ -96,9 +96,9 @@ pub fn run<T>(
         redone = true;
         record(seq, op, &recovered);
         link = if recovered.behind {
-            MpiLink::alone()
+            SetLink::alone()
         } else {
-            MpiLink::current().ok_or(libc::EIO)?
+            SetLink::current().ok_or(libc::EIO)?
         };
     }
 }

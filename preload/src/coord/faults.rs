@@ -14,14 +14,16 @@
 //!   sequence number, from 0), once every replica has announced it: before
 //!   touching the file (`calls` 0, the default), or right after its
 //!   `calls`-th real `pread`/`pwrite` (or leader call) of that operation,
-//!   e.g. in the middle of a chunked transfer. `how`: `exit` (the default,
-//!   `_exit(1)`), `segv`, `abort` or `kill` (SIGKILL).
+//!   e.g. in the middle of a chunked transfer; or, with `calls` `link`, in
+//!   the middle of its first link message of that operation, half of it
+//!   sent (the TCP link only). `how`: `exit` (the default, `_exit(1)`),
+//!   `segv`, `abort` or `kill` (SIGKILL).
 
 use crate::sys::errno::errno;
 use crate::sys::real;
 use redio_protocols::{Errno, FileIo};
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 #[derive(Default)]
@@ -39,6 +41,8 @@ struct Switches {
 struct Death {
     seq: u64,
     calls: u32,
+    /// Dies half-way through a link message instead of after `calls`.
+    mid_message: bool,
     signal: Option<i32>,
 }
 
@@ -60,21 +64,47 @@ fn parse_death(entry: &str, me: u32) -> Option<Death> {
         "kill" => Some(libc::SIGKILL),
         _ => return None,
     };
-    let calls = fields.next().map_or(Some(0), |c| c.parse().ok())?;
-    (rank == me).then_some(Death { seq, calls, signal })
+    let (calls, mid_message) = match fields.next() {
+        None => (0, false),
+        Some("link") => (0, true),
+        Some(count) => (count.parse().ok()?, false),
+    };
+    (rank == me).then_some(Death {
+        seq,
+        calls,
+        mid_message,
+        signal,
+    })
 }
 
 /// File calls made so far in the operation a death waits for.
 static CALLS: AtomicU64 = AtomicU64::new(0);
+/// Set while the operation of a death in the middle of a link message runs.
+static MID_MESSAGE: AtomicBool = AtomicBool::new(false);
 
 /// Called once operation `seq` is announced: dies now if an injected death
 /// is due before any file call.
 pub fn maybe_die(seq: u64) {
     if let Some(death) = switches().die.filter(|d| d.seq == seq) {
         CALLS.store(0, Ordering::Relaxed);
-        if death.calls == 0 {
+        if death.mid_message {
+            MID_MESSAGE.store(true, Ordering::Relaxed);
+        } else if death.calls == 0 {
             die(death);
         }
+    }
+}
+
+/// True when this process must die half-way through its next link message.
+pub fn dies_mid_message() -> bool {
+    MID_MESSAGE.load(Ordering::Relaxed)
+}
+
+/// The death [`dies_mid_message`] announced, once half the message is sent.
+pub fn die_mid_message() -> ! {
+    match switches().die {
+        Some(death) => die(death),
+        None => crate::state::report::die_on_purpose("exit", 0, None),
     }
 }
 
@@ -95,12 +125,20 @@ fn die(death: Death) -> ! {
         Some(libc::SIGABRT) => "abort",
         Some(_) => "kill",
     };
-    crate::log!(
-        Warn,
-        "REDIO_TEST_DIE: dying ({how}) in operation {} after {} file call(s)",
-        death.seq,
-        death.calls
-    );
+    if death.mid_message {
+        crate::log!(
+            Warn,
+            "REDIO_TEST_DIE: dying ({how}) in operation {} half-way through a link message",
+            death.seq
+        );
+    } else {
+        crate::log!(
+            Warn,
+            "REDIO_TEST_DIE: dying ({how}) in operation {} after {} file call(s)",
+            death.seq,
+            death.calls
+        );
+    }
     crate::state::report::die_on_purpose(how, death.seq, death.signal)
 }
 

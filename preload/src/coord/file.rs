@@ -6,7 +6,7 @@
 
 use crate::coord::failover::Stop;
 use crate::coord::faults;
-use crate::coord::link::MpiLink;
+use crate::coord::link::SetLink;
 use crate::coord::parts::Parts;
 use crate::coord::plan::FilePlan;
 use crate::coord::round::{
@@ -209,7 +209,7 @@ impl SharedFile {
         &self,
         fd: i32,
         announced: Operation,
-        mut op: impl FnMut(&mut OpContext<'_>, &mut MpiLink, &mut dyn FileIo) -> Result<T, OpError>,
+        mut op: impl FnMut(&mut OpContext<'_>, &mut SetLink, &mut dyn FileIo) -> Result<T, OpError>,
     ) -> Outcome<T> {
         let path = self.path.to_string_lossy();
         let me = my_replica();

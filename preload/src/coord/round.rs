@@ -13,7 +13,7 @@
 //!   answer, and `O_CREAT|O_TRUNC` truncates exactly once.
 
 use crate::coord::failover::{self, Stop};
-use crate::coord::link::MpiLink;
+use crate::coord::link::SetLink;
 use crate::coord::{divergence, faults, sequence};
 use crate::ft::membership;
 use crate::state::{phase, settings, world};
@@ -66,7 +66,7 @@ pub(crate) fn my_replica() -> usize {
 /// number.
 pub(crate) fn coordinated<T>(
     op: &Operation,
-    mut step: impl FnMut(&mut MpiLink, u64) -> Result<T, Stop>,
+    mut step: impl FnMut(&mut SetLink, u64) -> Result<T, Stop>,
 ) -> Result<T, Errno> {
     let seq = sequence::next();
     let tentative = TENTATIVE.with(|t| t.replace(false));

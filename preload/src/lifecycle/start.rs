@@ -154,6 +154,9 @@ fn after_init() {
         ranks: topology.ranks(),
     });
     let hosts = gather_processes(comm, &topology);
+    // After the processes are known: a member on this node is reached over
+    // loopback.
+    crate::coord::link::stream::connect_replica_set();
     world::set_colocated(replica_set_on_one_node(&topology, placement.rank, &hosts));
     warn_if_colocated(world_rank, &topology, &hosts);
     start_fault_handling(&config, &topology, world_rank);
