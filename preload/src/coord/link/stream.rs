@@ -257,8 +257,8 @@ const HELLO: usize = 12;
 /// Builds the connections of this process's replica set (every member
 /// calls it at start-up, collectively on the set's communicator), unless
 /// the link stays on MPI: under ULFM, with `REDIO_LINK=mpi`, or at r=1.
-/// When a member cannot connect, every member keeps the MPI link and one
-/// warning says why.
+/// When a member cannot connect, every member keeps the MPI link, and each
+/// member that failed logs why.
 pub fn connect_replica_set() {
     let Some(view) = membership::current() else {
         return;
