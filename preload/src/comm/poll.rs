@@ -142,8 +142,7 @@ pub fn until_moved(
     deadline: Option<Duration>,
     test: impl FnMut() -> Result<bool, i32>,
 ) -> i32 {
-    let _inside = InsideMpi::enter();
-    poll_loop(bytes, watch, deadline, test, std::thread::sleep)
+    until_ready(bytes, watch, deadline, test, std::thread::sleep)
 }
 
 /// [`until_moved`] for a test whose progress the kernel can announce (a

@@ -125,20 +125,16 @@ fn die(death: Death) -> ! {
         Some(libc::SIGABRT) => "abort",
         Some(_) => "kill",
     };
-    if death.mid_message {
-        crate::log!(
-            Warn,
-            "REDIO_TEST_DIE: dying ({how}) in operation {} half-way through a link message",
-            death.seq
-        );
+    let moment = if death.mid_message {
+        "half-way through a link message".to_string()
     } else {
-        crate::log!(
-            Warn,
-            "REDIO_TEST_DIE: dying ({how}) in operation {} after {} file call(s)",
-            death.seq,
-            death.calls
-        );
-    }
+        format!("after {} file call(s)", death.calls)
+    };
+    crate::log!(
+        Warn,
+        "REDIO_TEST_DIE: dying ({how}) in operation {} {moment}",
+        death.seq
+    );
     crate::state::report::die_on_purpose(how, death.seq, death.signal)
 }
 

@@ -66,13 +66,8 @@ fn drive(
     events: libc::c_short,
     mut step: impl FnMut(&mut Stream) -> Result<bool, Failure>,
 ) -> Result<bool, LinkError> {
-    let world = link.members[replica];
     let mut guard = streams();
-    let Some(stream) = guard
-        .as_mut()
-        .and_then(|all| all.iter_mut().find(|(w, _)| *w == world))
-        .map(|(_, s)| s)
-    else {
+    let Some(stream) = stream_to(&mut guard, link, replica) else {
         return Err(LinkError::Transport {
             replica,
             code: NOT_CONNECTED,
@@ -104,14 +99,36 @@ fn drive(
     }
 }
 
-/// Runs `step` (which needs the stream to `replica`) outside a wait, once.
-fn with_stream<T>(link: &SetLink, replica: usize, f: impl FnOnce(&mut Stream) -> T) -> Option<T> {
+/// The stream to the member at position `replica` of `link`.
+fn stream_to<'a>(
+    all: &'a mut Option<Vec<(u32, Stream)>>,
+    link: &SetLink,
+    replica: usize,
+) -> Option<&'a mut Stream> {
     let world = link.members[replica];
-    let mut guard = streams();
-    guard
-        .as_mut()
-        .and_then(|all| all.iter_mut().find(|(w, _)| *w == world))
-        .map(|(_, s)| f(s))
+    all.as_mut()?
+        .iter_mut()
+        .find(|(w, _)| *w == world)
+        .map(|(_, s)| s)
+}
+
+/// Runs `f` on the stream to `replica` outside a wait, once.
+fn with_stream<T>(link: &SetLink, replica: usize, f: impl FnOnce(&mut Stream) -> T) -> Option<T> {
+    stream_to(&mut streams(), link, replica).map(f)
+}
+
+/// The length of a message received into a `capacity`-byte buffer, or the
+/// error for one that did not fit.
+fn received_len(received: Received, replica: usize, capacity: usize) -> Result<usize, LinkError> {
+    match received {
+        Received::Into(len) => Ok(len),
+        Received::Owned(data) => Ok(data.len()),
+        Received::TooLong(len) => Err(LinkError::TooLong {
+            replica,
+            len,
+            capacity,
+        }),
+    }
 }
 
 fn epoch(link: &SetLink) -> u32 {
@@ -185,15 +202,8 @@ pub(super) fn recv_into(
     buf: &mut [u8],
 ) -> Result<usize, LinkError> {
     let capacity = buf.len();
-    match receive(link, from, tag, Dest::Into(buf), capacity)? {
-        Received::Into(len) => Ok(len),
-        Received::Owned(data) => Ok(data.len()),
-        Received::TooLong(len) => Err(LinkError::TooLong {
-            replica: from,
-            len,
-            capacity,
-        }),
-    }
+    let received = receive(link, from, tag, Dest::Into(buf), capacity)?;
+    received_len(received, from, capacity)
 }
 
 /// Receives the next message from `from` under `tag`, of any length.
@@ -230,15 +240,7 @@ pub(super) fn sendrecv_into(
         });
         return Err(e);
     }
-    match want.take() {
-        Some(Received::Into(len)) => Ok(len),
-        Some(Received::TooLong(len)) => Err(LinkError::TooLong {
-            replica: peer,
-            len,
-            capacity,
-        }),
-        _ => Ok(0),
-    }
+    received_len(want.take().unwrap_or(Received::Into(0)), peer, capacity)
 }
 
 /// What each member publishes: its port, a secret (member 0's is the
