@@ -9,6 +9,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$home/bin/mpicc" -O2 -o "$work/facts" "$here/facts.c"
 "$home/bin/mpicc" -O1 -o "$work/busy" "$here/busy.c"
+"$home/bin/mpicc" -O2 -o "$work/create_group" "$here/create_group.c"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 detector=(--mca mpi_ft_detector true --mca mpi_ft_detector_period 0.3 --mca mpi_ft_detector_timeout 1)
 run() {
@@ -35,3 +36,8 @@ echo "== busy rank, detector in the main thread (period 0.5, timeout 2)"
 run --mca mpi_ft_detector true --mca mpi_ft_detector_period 0.5 --mca mpi_ft_detector_timeout 2 -n 4 "$work/busy"
 echo "== busy rank, detector thread"
 run --mca mpi_ft_detector true --mca mpi_ft_detector_thread true --mca mpi_ft_detector_period 0.5 --mca mpi_ft_detector_timeout 2 -n 4 "$work/busy"
+for how in revoke kill; do
+  echo "== MPI_Comm_create_group whose partner never joins; tried to free it: $how"
+  timeout 20 "$home/bin/mpirun" --with-ft ulfm --oversubscribe -n 3 "$work/create_group" "$how" >"$work/out" 2>&1
+  echo "  rc=$? (124 = still blocked) :: $(grep -a 'returned\|revoked' "$work/out" | tr '\n' '|')"
+done

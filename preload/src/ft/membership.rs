@@ -19,6 +19,7 @@ use crate::comm::pmpi;
 use crate::comm::poll;
 use crate::comm::request::Request;
 use crate::ft::liveness;
+use crate::ft::spares;
 use crate::ft::ulfm;
 use crate::ft::ulfm::Unrecovered;
 use crate::ft::watchdog;
@@ -85,7 +86,9 @@ pub unsafe fn install_from_comm(comm: ffi::MPI_Comm, my_world_rank: u32) {
     ));
     let members: Vec<u32> = members.iter().map(|&w| w as u32).collect();
     let replicas = (0..members.len() as u32).collect();
-    install(comm, members, replicas, me.max(0) as usize);
+    let me = me.max(0) as usize;
+    spares::build(comm, me, members.len());
+    install(comm, members, replicas, me);
 }
 
 impl View {
@@ -194,7 +197,7 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
     if let Some(own) = watchdog::dead_in_own_replica() {
         watchdog::retire(own);
     }
-    die_in_failover_if_asked(old.members[old.me], seq);
+    die_in_failover_if_asked(old.members[old.me], seq, FailoverMoment::Meeting);
     loop {
         let mask = mask_of(old, &dead);
         let survivors: Vec<usize> = (0..old.members.len())
@@ -202,12 +205,21 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
             .collect();
         match meet(old, &survivors, seq, mask) {
             Meeting::Agreed { max_seq } => {
-                let built = survivors_comm(old, &survivors, mask);
-                if ulfm::active() && !built_everywhere(old, &survivors, mask, built.is_some()) {
-                    // The caller joins the shrink the revoke asks for.
-                    return None;
-                }
-                let comm = built?;
+                die_in_failover_if_asked(old.members[old.me], seq, FailoverMoment::Agreed);
+                let alive = survivors.iter().fold(0, |m, &i| m | 1 << old.replicas[i]);
+                let comm = match spares::take(alive) {
+                    Some(comm) => comm,
+                    None => {
+                        let built = survivors_comm(old, &survivors, mask);
+                        if ulfm::active()
+                            && !built_everywhere(old, &survivors, mask, built.is_some())
+                        {
+                            // The caller joins the shrink the revoke asks for.
+                            return None;
+                        }
+                        built?
+                    }
+                };
                 let Some(me) = survivors.iter().position(|&i| i == old.me) else {
                     // Every path that gives up says why (see the warning above).
                     crate::log!(
@@ -250,27 +262,47 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
     }
 }
 
-/// Test hook: `REDIO_TEST_DIE_IN_FAILOVER=<world rank>[:kill]` makes that
-/// process die (`_exit(1)`, or SIGKILL) when it joins the survivors'
-/// meeting, so that a death during the fail-over itself is tested.
-fn die_in_failover_if_asked(me: u32, seq: u64) {
+/// When in the fail-over [`die_in_failover_if_asked`] may kill.
+#[derive(Clone, Copy, PartialEq)]
+enum FailoverMoment {
+    /// On joining the survivors' meeting.
+    Meeting,
+    /// Once the survivors agreed, before the new communicator is installed.
+    Agreed,
+}
+
+/// Test hook: `REDIO_TEST_DIE_IN_FAILOVER=<world rank>[:kill][:agreed]`
+/// makes that process die (`_exit(1)`, or SIGKILL) when it joins the
+/// survivors' meeting, or with `agreed` once they agreed, so that a death
+/// during the fail-over itself is tested.
+fn die_in_failover_if_asked(me: u32, seq: u64, now: FailoverMoment) {
     let Ok(spec) = std::env::var("REDIO_TEST_DIE_IN_FAILOVER") else {
         return;
     };
-    let (rank, how) = spec.split_once(':').unwrap_or((spec.as_str(), "exit"));
-    if rank.trim().parse::<u32>() != Ok(me) {
+    let mut fields = spec.split(':').map(str::trim);
+    if fields.next().and_then(|r| r.parse::<u32>().ok()) != Some(me) {
         return;
     }
-    let signal = (how == "kill").then_some(libc::SIGKILL);
+    let rest: Vec<&str> = fields.collect();
+    let how = if rest.contains(&"kill") {
+        "kill"
+    } else {
+        "exit"
+    };
+    let (moment, words) = if rest.contains(&"agreed") {
+        (FailoverMoment::Agreed, "after the survivors agreed")
+    } else {
+        (FailoverMoment::Meeting, "in the survivors' meeting")
+    };
+    if moment != now {
+        return;
+    }
     crate::log!(
         Warn,
-        "REDIO_TEST_DIE_IN_FAILOVER: dying ({how}) in the survivors' meeting after operation {seq}"
+        "REDIO_TEST_DIE_IN_FAILOVER: dying ({how}) {words} after operation {seq}"
     );
-    crate::state::report::die_on_purpose(
-        if signal.is_some() { "kill" } else { "exit" },
-        seq,
-        signal,
-    )
+    let signal = (how == "kill").then_some(libc::SIGKILL);
+    crate::state::report::die_on_purpose(how, seq, signal)
 }
 
 /// [`recover`] on the ULFM back-end: revoke, shrink, agree

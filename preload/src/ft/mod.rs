@@ -7,6 +7,7 @@
 //! - [`liveness`]: which processes of the job are alive;
 //! - [`heartbeat`]: cross-node liveness through beat files;
 //! - [`membership`]: the live replica set and the survivors' agreement;
+//! - [`spares`]: the survivors' communicators, built while all are alive;
 //! - [`watchdog`]: retiring a replica that lost a process, fatal signals;
 //! - [`ulfm`]: the ULFM back-end (Open MPI 5 reports dead peers itself);
 //! - [`watch`]: what a polled wait asks fault tolerance;
@@ -15,6 +16,7 @@
 pub mod heartbeat;
 pub mod liveness;
 pub mod membership;
+pub mod spares;
 pub mod ulfm;
 pub mod ulfm_probe;
 pub mod watch;

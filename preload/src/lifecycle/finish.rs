@@ -11,6 +11,7 @@ use crate::comm::request::Op;
 use crate::ft::heartbeat;
 use crate::ft::liveness;
 use crate::ft::membership;
+use crate::ft::spares;
 use crate::ft::ulfm;
 use crate::ft::watchdog;
 use crate::state::report;
@@ -75,6 +76,7 @@ pub fn before_finalize() -> Finalize {
     }
     let mut owned = world::uninstall();
     owned.extend(membership::uninstall());
+    owned.extend(spares::uninstall());
     for mut comm in owned {
         // SAFETY: redio's own communicators, freed once.
         unsafe { pmpi::PMPI_Comm_free(&mut comm) };
@@ -104,6 +106,7 @@ fn leave_without_finalize(everyone: &[u32]) -> Finalize {
     }
     let _ = world::uninstall();
     let _ = membership::uninstall();
+    let _ = spares::uninstall();
     if world::identity().is_some_and(|i| i.placement.rank == 0) {
         crate::log!(
             Warn,
