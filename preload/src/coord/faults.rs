@@ -85,6 +85,9 @@ static MID_MESSAGE: AtomicBool = AtomicBool::new(false);
 /// Called once operation `seq` is announced: dies now if an injected death
 /// is due before any file call.
 pub fn maybe_die(seq: u64) {
+    // A death in the middle of a link message belongs to its operation: one
+    // that sent no link message must not hand it on to the next.
+    MID_MESSAGE.store(false, Ordering::Relaxed);
     if let Some(death) = switches().die.filter(|d| d.seq == seq) {
         CALLS.store(0, Ordering::Relaxed);
         if death.mid_message {
