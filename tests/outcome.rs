@@ -69,12 +69,44 @@ fn exited(status: i64) -> (String, Option<i64>) {
 /// The application's status is the job's, also where the launcher
 /// swallows it (Open MPI 4.1 with `--enable-recovery` exits 0).
 fn status_after_finalize(mpi: Mpi) {
-    let (job, summary) = run(mpi, "status-0", "status", &[("OUTCOME_STATUS", "0")]);
+    // `redio run` makes its run directory in TMPDIR: a short one of this
+    // test's own (Open MPI's socket paths under it must stay short).
+    let tmp = PathBuf::from(format!(
+        "/tmp/redio-outcome-{}-{}",
+        mpi.key(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tmpdir = tmp.display().to_string();
+    let run_dirs = || -> Vec<String> {
+        let names = std::fs::read_dir(&tmp).unwrap().flatten();
+        names
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("redio-run-"))
+            .collect()
+    };
+    let status = |code: &'static str| [("OUTCOME_STATUS", code), ("TMPDIR", tmpdir.as_str())];
+
+    let (job, summary) = run(mpi, "status-0", "status", &status("0"));
     assert_eq!(job.code, Some(0), "{job:#?}");
     assert_eq!(ends(&summary), vec![exited(0); 4], "{summary:#}");
     assert!(!job.stderr.contains("PMIX ERROR"), "{}", job.stderr);
+    // A clean run leaves nothing behind, `--summary` or not.
+    assert_eq!(
+        run_dirs(),
+        Vec::<String>::new(),
+        "a clean run kept its run directory"
+    );
 
-    let (job, summary) = run(mpi, "status-5", "status", &[("OUTCOME_STATUS", "5")]);
+    let (job, summary) = run(mpi, "status-5", "status", &status("5"));
+    // A failed one keeps it, for diagnosis.
+    assert_eq!(
+        run_dirs().len(),
+        1,
+        "a failed run must keep its run directory"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
     assert_eq!(job.code, Some(5), "{job:#?}");
     assert_eq!(summary["exit_code"], 5);
     assert_eq!(summary["completed"], true);

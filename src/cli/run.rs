@@ -145,9 +145,9 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
     let notable = code != 0 || summary.had_failures() || !summary.output_divergences.is_empty();
     let written = write_summary(args, run_dir, summary, notable);
     if !notable {
-        if args.summary.is_none() {
-            let _ = std::fs::remove_dir_all(run_dir);
-        }
+        // Nothing to diagnose: with or without `--summary`, the run
+        // directory would only pile up in the temporary directory.
+        let _ = std::fs::remove_dir_all(run_dir);
         return code;
     }
     if let Some(why) = &summary.interrupted {
