@@ -481,6 +481,33 @@ fn second_death_in_the_fail_over(mpi: Mpi, name: &str, when: &str, said: &str) {
 }
 
 #[test]
+fn two_exits_in_one_replica_set_are_survived_openmpi5() {
+    // Replicas 0 and 1 of rank 0 exit with status 1 in the same write at
+    // r=3, with 8 MiB operations, so that the survivors are still inside
+    // MPI about a second later, when the other processes of their replicas
+    // have retired. PRRTE 3.0 counted each non-zero exit twice and ended
+    // the job then: Open MPI aborted both survivors (exit 195, "An error
+    // occurred in PMIx Event Notification"), 4 runs of 4, until redio
+    // turned PRRTE's non-zero-exit error state off (`OPENMPI5_FT_ARGS`).
+    let trial = Trial {
+        read: "simple",
+        write: "distributed",
+        degree: 3,
+        deaths: format!("{}:2:exit:1,{}:2:exit", world(0, 0), world(1, 0)),
+        victims: vec![world(0, 0), world(1, 0)],
+    };
+    let name = "two-exits-openmpi5";
+    let area = Area::new(name, trial.read, trial.write, "").with_block(KILL_BLOCK);
+    let job = area.run_on(
+        Mpi::OpenMpi5,
+        trial.degree,
+        &[("REDIO_TEST_DIE", trial.deaths.clone())],
+    );
+    let expected = reference_files(KILL_BLOCK);
+    check_outcome(Mpi::OpenMpi5, &area, &trial, &job, &expected, name).unwrap();
+}
+
+#[test]
 fn a_replica_dies_during_the_fail_over_itself_at_three_replicas() {
     reference();
     // Replica 2 meets again about both deaths.
