@@ -20,10 +20,21 @@ const TIMEOUT: u32 = 90;
 
 /// A job of 2 ranks x 2 replicas of outcome.c in `mode`, with its summary.
 fn run(mpi: Mpi, name: &str, mode: &str, env: &[(&str, &str)]) -> (Job, Value) {
+    run_shape(mpi, name, mode, env, (2, 2))
+}
+
+/// [`run`] with `(ranks, replicas)`.
+fn run_shape(
+    mpi: Mpi,
+    name: &str,
+    mode: &str,
+    env: &[(&str, &str)],
+    (ranks, degree): (u32, u32),
+) -> (Job, Value) {
     let dir = fresh_dir(&format!("outcome/{name}-{}", mpi.key()));
     let summary = dir.join("summary.json");
     let exe = compile(mpi, "outcome");
-    let mut launch = Launch::redio(mpi, 2, 2, "block", &exe)
+    let mut launch = Launch::redio(mpi, ranks, degree, "block", &exe)
         .env("OUTCOME_MODE", mode)
         .env("OUTCOME_DIR", &dir.display().to_string())
         .timeout(TIMEOUT);
@@ -199,6 +210,39 @@ fn a_crash_of_every_replica_of_a_rank_is_reported_mpich() {
 #[test]
 fn a_crash_of_every_replica_of_a_rank_is_reported_openmpi() {
     crash_of_a_rank(Mpi::OpenMpi);
+}
+
+/// Without replicas, world rank 0 exits with status 6 right after
+/// `MPI_Init` while the other three wait for it in a barrier: the job ends
+/// with 6, as under plain `mpiexec`. Open MPI 5 under ULFM never reports a
+/// non-zero exit, so there the others waited for good (4 processes) until
+/// `redio run` stopped starting jobs that cannot survive with ULFM on.
+fn early_exit_without_replicas(mpi: Mpi) {
+    let (job, summary) = run_shape(
+        mpi,
+        "exit-early",
+        "exit-early",
+        &[("OUTCOME_STATUS", "6")],
+        (4, 1),
+    );
+    assert_eq!(job.code, Some(6), "{job:#?}");
+    assert_eq!(summary["completed"], false, "{summary:#}");
+    assert_eq!(world_ranks(&summary, "exited_non_zero"), [0], "{summary:#}");
+}
+
+#[test]
+fn an_early_exit_without_replicas_ends_the_job_mpich() {
+    early_exit_without_replicas(Mpi::Mpich);
+}
+
+#[test]
+fn an_early_exit_without_replicas_ends_the_job_openmpi() {
+    early_exit_without_replicas(Mpi::OpenMpi);
+}
+
+#[test]
+fn an_early_exit_without_replicas_ends_the_job_openmpi5() {
+    early_exit_without_replicas(Mpi::OpenMpi5);
 }
 
 /// Every process fails before `MPI_Init` (as a Python program whose

@@ -184,9 +184,16 @@ pub fn launcher_command(
                 command.arg("-x").arg(format!("{name}={value}"));
             }
         }
-        // (ulfm branch) Open MPI 5: ULFM and its failure detector on.
+        // (ulfm branch) Open MPI 5: ULFM on when the job survives deaths.
         Flavour::Openmpi5 => {
-            command.args(OPENMPI5_FT_ARGS);
+            if survive {
+                command.args(OPENMPI5_FT_ARGS);
+            } else {
+                // Without ULFM mpirun ends the job when a process dies. With
+                // it, nobody would: Open MPI never reports a non-zero exit,
+                // and the others waited in their next collective for good.
+                command.arg("--oversubscribe");
+            }
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 command.arg("--allow-run-as-root");

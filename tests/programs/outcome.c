@@ -6,6 +6,8 @@
  *   segv        both replicas of logical rank 1 crash (SIGSEGV) right after
  *               MPI_Init, outside any coordinated operation; the others
  *               wait in a barrier
+ *   exit-early  world rank 0 returns $OUTCOME_STATUS right after MPI_Init,
+ *               without MPI_Finalize; the others wait in a barrier
  *   pre-init    every process returns 7 before MPI_Init (as a Python
  *               program that fails at import would)
  *   hold-init   the process of launcher rank $OUTCOME_VICTIM writes its pid
@@ -59,6 +61,7 @@ int main(int argc, char **argv) {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (!strcmp(mode, "segv") && rank == 1) raise(SIGSEGV);
+    if (!strcmp(mode, "exit-early") && rank == 0) return atoi(getenv("OUTCOME_STATUS"));
     if (!strcmp(mode, "hold")) {
         write_pid();
         hold();
