@@ -214,18 +214,20 @@ struct Trial {
 
 /// Runs `trial` on MPICH; returns why it failed, if it did.
 fn run_trial(name: &str, trial: &Trial) -> Result<(), String> {
-    run_trial_on(Mpi::Mpich, name, trial)
+    run_trial_on(Mpi::Mpich, name, trial, BLOCK)
 }
 
-/// Runs `trial` on `mpi`; returns why it failed, if it did.
-fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial) -> Result<(), String> {
-    let area = Area::new(name, trial.read, trial.write, "");
+/// Runs `trial` on `mpi` with `block`-byte operations; returns why it
+/// failed, if it did.
+fn run_trial_on(mpi: Mpi, name: &str, trial: &Trial, block: u64) -> Result<(), String> {
+    let area = Area::new(name, trial.read, trial.write, "").with_block(block);
     let job = area.run_on(
         mpi,
         trial.degree,
         &[("REDIO_TEST_DIE", trial.deaths.clone())],
     );
-    check_outcome(mpi, &area, trial, &job, reference(), &format!("{trial:?}"))
+    let expected = reference_files(block);
+    check_outcome(mpi, &area, trial, &job, &expected, &format!("{trial:?}"))
 }
 
 /// Runs `trial` on MPICH in the area `name` with one more test switch
@@ -396,7 +398,7 @@ fn random_trials(mpi: Mpi, count: usize) {
         trial.deaths = format!("{victim}:{seq}:{how}:{}", u32::from(mid_transfer));
         eprintln!("trial {i}: {trial:?}");
         let name = format!("random-{}-{i}", mpi.key());
-        if let Err(why) = run_trial_on(mpi, &name, &trial) {
+        if let Err(why) = run_trial_on(mpi, &name, &trial, BLOCK) {
             failures.push(format!("trial {i}: {why}"));
         }
     }
@@ -496,15 +498,7 @@ fn two_exits_in_one_replica_set_are_survived_openmpi5() {
         deaths: format!("{}:2:exit:1,{}:2:exit", world(0, 0), world(1, 0)),
         victims: vec![world(0, 0), world(1, 0)],
     };
-    let name = "two-exits-openmpi5";
-    let area = Area::new(name, trial.read, trial.write, "").with_block(KILL_BLOCK);
-    let job = area.run_on(
-        Mpi::OpenMpi5,
-        trial.degree,
-        &[("REDIO_TEST_DIE", trial.deaths.clone())],
-    );
-    let expected = reference_files(KILL_BLOCK);
-    check_outcome(Mpi::OpenMpi5, &area, &trial, &job, &expected, name).unwrap();
+    run_trial_on(Mpi::OpenMpi5, "two-exits-openmpi5", &trial, KILL_BLOCK).unwrap();
 }
 
 #[test]
