@@ -12,7 +12,7 @@
 
 use super::flavour::Flavour;
 use super::launcher_watch;
-use crate::config::{Config, Layout, OnReplicaFailure, Source};
+use crate::config::{Config, Layout, Source};
 use crate::outcome::{self, Summary};
 use crate::output::{self, OutputMode};
 use crate::topology::{Topology, DEGREE_RANGE};
@@ -364,7 +364,7 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
     let degree = args
         .replicas
         .unwrap_or(u32::from(config.replication.degree));
-    let survive = degree > 1 && config.faults.on_replica_failure == OnReplicaFailure::Continue;
+    let survive = config.faults.survive_deaths(degree);
     let run_dir = new_run_dir();
     if !DEGREE_RANGE.contains(&degree) {
         return Err(format!(

@@ -345,6 +345,15 @@ named_enum! {
     }
 }
 
+impl Faults {
+    /// Whether a job of `degree` replicas outlives the death of a replica
+    /// process: it needs a second replica and `on_replica_failure: continue`.
+    /// The launcher, the start-up and the fail-over all decide by this.
+    pub fn survive_deaths(&self, degree: u32) -> bool {
+        degree >= 2 && self.on_replica_failure == OnReplicaFailure::Continue
+    }
+}
+
 impl Default for Faults {
     fn default() -> Self {
         Faults {
@@ -471,5 +480,20 @@ named_enum! {
         Debug = "debug",
         /// Everything, including every intercepted call.
         Trace = "trace",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_replicated_job_that_continues_survives_deaths() {
+        let mut faults = Faults::default();
+        assert!(!faults.survive_deaths(1), "no second replica to go on");
+        assert!(faults.survive_deaths(2));
+        assert!(faults.survive_deaths(3));
+        faults.on_replica_failure = OnReplicaFailure::Abort;
+        assert!(!faults.survive_deaths(3), "the user asked to abort");
     }
 }

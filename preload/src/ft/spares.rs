@@ -45,10 +45,9 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<(u64, usize)>> {
 /// `set` is a valid communicator of `degree` processes, and every member
 /// calls this together.
 pub unsafe fn build(set: ffi::MPI_Comm, me: usize, degree: usize) {
-    let survives = crate::state::settings::get().is_some_and(|c| {
-        c.faults.on_replica_failure == redio_core::config::OnReplicaFailure::Continue
-    });
-    if !survives || !(2..=MAX_DEGREE).contains(&degree) {
+    let survives =
+        crate::state::settings::get().is_some_and(|c| c.faults.survive_deaths(degree as u32));
+    if !survives || degree > MAX_DEGREE {
         return;
     }
     let whole = (1u64 << degree) - 1;

@@ -24,7 +24,7 @@ use crate::state::world::Identity;
 use crate::state::world::Mode;
 use crate::sys::guard::InsideMpi;
 use crate::sys::log;
-use redio_core::config::{Config, Layout, LogLevel, OnReplicaFailure, Source};
+use redio_core::config::{Config, Layout, LogLevel, Source};
 use redio_core::startup::{self, Bootstrap};
 use redio_core::topology::Topology;
 
@@ -118,8 +118,7 @@ fn after_init() {
     // MPI_ERRORS_RETURN. Built-in mode only: in external mode the
     // application owns the real world and its error handler.
     let ulfm = mode == Mode::Builtin
-        && topology.degree() >= 2
-        && config.faults.on_replica_failure == OnReplicaFailure::Continue
+        && config.faults.survive_deaths(topology.degree())
         && ulfm::activate();
     // MPICH spins inside blocking calls: ranks that arrive early would steal
     // the CPU from ranks still in MPI_Init. Meet first in a polled barrier.
@@ -232,7 +231,7 @@ fn start_fault_handling(config: &Config, topology: &Topology, world_rank: u32) {
     if topology.degree() < 2 || !liveness::enabled() {
         return;
     }
-    let survive = config.faults.on_replica_failure == OnReplicaFailure::Continue;
+    let survive = config.faults.survive_deaths(topology.degree());
     // Only MPICH ends the job on a death by signal (docs/fault-tolerance.md).
     watchdog::install_signal_handlers(survive && flavour::built_for() == "MPICH");
     if survive && ulfm::active() {
