@@ -206,7 +206,8 @@ fn recover_by_process_id(old: &View, seq: u64, started: Instant) -> Option<Recov
         match meet(old, &survivors, seq, mask) {
             Meeting::Agreed { max_seq } => {
                 die_in_failover_if_asked(old.members[old.me], seq, FailoverMoment::Agreed);
-                let alive = survivors.iter().fold(0, |m, &i| m | 1 << old.replicas[i]);
+                // The survivors' replicas: the whole set less the dead.
+                let alive = mask_of(old, &old.members) & !mask;
                 let comm = match spares::take(alive) {
                     Some(comm) => comm,
                     None => {
