@@ -693,11 +693,19 @@ fn environment(proc_dir: &Path) -> Option<Vec<Vec<u8>>> {
     Some(environ.split(|&b| b == 0).map(<[u8]>::to_vec).collect())
 }
 
+/// The value of `REDIO_FT_TRIAL` that marks the processes of trial
+/// `trial` of this test process. The test's process id is part of it: two
+/// suites on one machine (two clones, or a soak beside CI) run trials of
+/// the same name, and one must not signal the other's processes.
+fn trial_marker(trial: &str) -> String {
+    format!("{}/{trial}", std::process::id())
+}
+
 /// The process of world rank `world_rank` of the job marked `trial`:
 /// found by its environment (the launcher's rank variable and the trial
 /// marker) and its name.
 fn find_process(trial: &str, world_rank: u32) -> Option<i32> {
-    let marker = format!("REDIO_FT_TRIAL={trial}");
+    let marker = format!("REDIO_FT_TRIAL={}", trial_marker(trial));
     let ranks = [
         format!("OMPI_COMM_WORLD_RANK={world_rank}"),
         format!("PMI_RANK={world_rank}"),
@@ -753,8 +761,8 @@ fn signal_trial(
     let victim = trial.victims[0];
     let area = Area::new(name, trial.read, trial.write, extra_yaml).with_block(KILL_BLOCK);
     let (job, killed) = std::thread::scope(|scope| {
-        let running =
-            scope.spawn(|| area.run_on(mpi, trial.degree, &[("REDIO_FT_TRIAL", name.into())]));
+        let running = scope
+            .spawn(|| area.run_on(mpi, trial.degree, &[("REDIO_FT_TRIAL", trial_marker(name))]));
         let started = std::time::Instant::now();
         // From the moment the program's I/O began (its first shared file
         // exists) and the victim itself got through redio's start-up: a
