@@ -155,6 +155,51 @@ fn the_application_s_status_is_the_job_s_openmpi5() {
     status_after_finalize(Mpi::OpenMpi5);
 }
 
+/// A replica SIGKILLed inside `MPI_Finalize`, once every process passed
+/// redio's barrier there (where no wait of redio's sees it), 3 times: the
+/// survivors finish, their code after `MPI_Finalize` runs (logical rank 0
+/// returns 5 there, and outcome.c checks `MPI_Finalized`), and the job's
+/// status is the application's. While redio still called the real
+/// `PMPI_Finalize`, survivors hung in it (MPICH: 2 runs of 3).
+fn death_inside_finalize(mpi: Mpi) {
+    for attempt in 0..3 {
+        // World rank 1 is replica 0 of logical rank 1 (block layout).
+        let (job, summary) = run(
+            mpi,
+            &format!("die-in-finalize-{attempt}"),
+            "status",
+            &[("OUTCOME_STATUS", "5"), ("REDIO_TEST_DIE_IN_FINALIZE", "1")],
+        );
+        assert!(
+            job.stderr.contains("REDIO_TEST_DIE_IN_FINALIZE: dying"),
+            "the victim must die in MPI_Finalize:\n{job:#?}"
+        );
+        assert_eq!(job.code, Some(5), "{job:#?}");
+        let ends = ends(&summary);
+        assert_eq!(ends[1].0, "killed", "{summary:#}");
+        assert_eq!(
+            [&ends[0], &ends[2], &ends[3]],
+            [&exited(5), &exited(5), &exited(0)],
+            "{summary:#}"
+        );
+    }
+}
+
+#[test]
+fn a_death_inside_mpi_finalize_is_survived_mpich() {
+    death_inside_finalize(Mpi::Mpich);
+}
+
+#[test]
+fn a_death_inside_mpi_finalize_is_survived_openmpi() {
+    death_inside_finalize(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_death_inside_mpi_finalize_is_survived_openmpi5() {
+    death_inside_finalize(Mpi::OpenMpi5);
+}
+
 /// Returning without `MPI_Finalize` is not a completed job.
 fn no_finalize(mpi: Mpi) {
     let (job, summary) = run(mpi, "no-finalize", "no-finalize", &[]);

@@ -37,6 +37,7 @@ pub const HAND_WRITTEN: &[&str] = &[
     "MPI_Init",
     "MPI_Init_thread",
     "MPI_Finalize",
+    "MPI_Finalized",
     "MPI_Abort",
     "MPI_Comm_get_attr",
     "MPI_Attr_get",

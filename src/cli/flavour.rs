@@ -179,6 +179,10 @@ pub fn launcher_command(
                 // non-zero status there is nothing to notify. Recovery
                 // keeps the job alive either way (docs/fault-tolerance.md).
                 command.args(["--mca", "orte_abort_on_non_zero_status", "0"]);
+                // Such jobs leave without PMPI_Finalize (preload
+                // lifecycle/finish.rs), which with recovery on prints that
+                // line too, for every process, unless allowed.
+                command.args(["--mca", "orte_allowed_exit_without_sync", "1"]);
             }
             for (name, value) in env {
                 command.arg("-x").arg(format!("{name}={value}"));

@@ -2,6 +2,8 @@
  *
  *   status      logical rank 0 returns $OUTCOME_STATUS after MPI_Finalize
  *               (every other process returns 0)
+ *
+ * A process that finds MPI_Finalized false after MPI_Finalize returns 91.
  *   no-finalize every process returns 0 without MPI_Finalize
  *   segv        both replicas of logical rank 1 crash (SIGSEGV) right after
  *               MPI_Init, outside any coordinated operation; the others
@@ -70,6 +72,10 @@ int main(int argc, char **argv) {
     printf("rank %d done\n", rank);
     if (!strcmp(mode, "no-finalize")) return 0;
     MPI_Finalize();
+    /* Also when redio left without the real MPI_Finalize. */
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) return 91;
     if (!strcmp(mode, "status") && rank == 0) return atoi(getenv("OUTCOME_STATUS"));
     return 0;
 }

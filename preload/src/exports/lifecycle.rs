@@ -1,5 +1,5 @@
 //! Hand-written wrappers: `MPI_Init`, `MPI_Init_thread`, `MPI_Finalize`,
-//! `MPI_Abort`.
+//! `MPI_Finalized`, `MPI_Abort`.
 
 use crate::comm::ffi;
 
@@ -48,6 +48,16 @@ pub unsafe extern "C" fn MPI_Init_thread(
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     finish::finalize(|| pmpi::PMPI_Finalize())
+}
+
+/// `MPI_Finalized`: also true after an `MPI_Finalize` that left without
+/// the real one.
+///
+/// # Safety
+/// Called from C with the arguments the MPI standard specifies for this function.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
+    finish::finalized(flag, || pmpi::PMPI_Finalized(flag))
 }
 
 /// `MPI_Abort`: the application gave up, so the whole job stops, all

@@ -10,10 +10,12 @@
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`rawfs`]: raw-syscall file access for redio's own bookkeeping files;
 //! - [`socket`]: raw-syscall TCP sockets for the replica-set link;
+//! - [`pmi`]: telling MPICH's launcher that this process finalized;
 
 pub mod errno;
 pub mod guard;
 pub mod log;
+pub mod pmi;
 pub mod rawfs;
 pub mod real;
 pub mod socket;
