@@ -175,6 +175,8 @@ fn death_inside_finalize(mpi: Mpi) {
             "the victim must die in MPI_Finalize:\n{job:#?}"
         );
         assert_eq!(job.code, Some(5), "{job:#?}");
+        // A survived death, whichever side of the barrier it fell on.
+        assert_eq!(world_ranks(&summary, "failed"), [1], "{summary:#}");
         let ends = ends(&summary);
         assert_eq!(ends[1].0, "killed", "{summary:#}");
         assert_eq!(

@@ -33,6 +33,36 @@ pub struct Seen {
     pub killed: Vec<u32>,
 }
 
+/// Replicas killed by a signal after they reached `MPI_Finalize`, while
+/// another replica of their logical rank finished and exited: deaths the
+/// job survived (a job that survives deaths leaves without the real
+/// `PMPI_Finalize`, so a SIGKILL there no longer hangs it). Without such
+/// a partner the death is the application's, as under plain `mpiexec`,
+/// and the launcher's code stands.
+fn killed_after_finalize_and_survived(summary: &Summary) -> Vec<Failure> {
+    let killed = |p: &ProcessEnd| p.finished && (p.end == "killed" || p.end == "signal");
+    let exited = |p: &ProcessEnd| p.finished && p.end == "exit";
+    summary
+        .processes
+        .iter()
+        .filter(|p| killed(p))
+        .filter(|p| !summary.failed.iter().any(|f| f.process == p.process))
+        .filter(|p| {
+            summary
+                .processes
+                .iter()
+                .any(|q| q.process.rank == p.process.rank && exited(q))
+        })
+        .map(|p| Failure {
+            process: p.process,
+            reported: now(),
+            seq: None,
+            end: Some(p.end.clone()),
+            status: p.status,
+        })
+        .collect()
+}
+
 /// The verdict on a run: the [`Summary`] of the events ([`summarize`]),
 /// completed with how every process ended and the exit code.
 ///
@@ -123,6 +153,9 @@ pub fn judge(run: &Run, shape: &Shape, seen: &Seen) -> Summary {
         }
         summary.processes.push(end);
     }
+    summary
+        .failed
+        .extend(killed_after_finalize_and_survived(&summary));
     summary.failed.sort_by_key(|f| f.process.world_rank);
     non_zero.sort_by_key(|(time, _)| *time);
     summary.exited_non_zero = non_zero.into_iter().map(|(_, end)| end).collect();

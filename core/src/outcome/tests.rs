@@ -148,6 +148,31 @@ fn a_killed_process_is_failed_and_the_survivors_decide() {
 }
 
 #[test]
+fn a_replica_killed_after_finalize_is_a_survived_failure() {
+    // World rank 3 reached MPI_Finalize and was SIGKILLed there; world
+    // rank 1, the other replica of rank 1, exited: Hydra said 137.
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.extend((0..3).map(|w| exited(w, 10, 0, ExitHow::Exit)));
+    let summary = judge_2x2(all_finished(), lives, Some(137));
+    assert_eq!(summary.exit_code, 0, "{summary:#?}");
+    assert!(summary.completed);
+    assert_eq!(summary.failed.len(), 1);
+    assert_eq!(summary.failed[0].process.world_rank, 3);
+    assert_eq!(summary.failed[0].end.as_deref(), Some("killed"));
+}
+
+#[test]
+fn a_rank_killed_after_finalize_everywhere_keeps_the_launcher_s_code() {
+    // Both replicas of rank 1 were killed after MPI_Finalize: nobody of
+    // that rank ended normally, so the death is not survived.
+    let mut lives: Vec<Life> = (0..4).map(spawned).collect();
+    lives.extend([0, 2].map(|w| exited(w, 10, 0, ExitHow::Exit)));
+    let summary = judge_2x2(all_finished(), lives, Some(137));
+    assert_eq!(summary.exit_code, 137, "{summary:#?}");
+    assert!(summary.failed.is_empty());
+}
+
+#[test]
 fn returning_without_finalize_does_not_complete() {
     let records: Vec<Record> = (0..4)
         .map(|w| record(1.0, process(w, w / 2, w % 2), Event::Started))
