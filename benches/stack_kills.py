@@ -13,12 +13,12 @@ no redio). Two sweeps:
    no longer exists), at r=2, and every --r3-step-th operation at r=3;
 2. random moments: --random trials, each SIGKILLs a random process from
    outside (as the OOM killer would), a random time after it got through
-   redio's start-up (up to the length of a fault-free run), with random
-   read and write protocols. Trials whose victim had finished already do
+   redio's start-up (up to the time a fault-free run lives after it), with
+   random read and write protocols. Trials whose victim had finished already do
    not count as hits.
 
 Usage: benches/stack_kills.py [--random N] [--seed S] [--r3-step K]
-                              [--stacks hdf5-mpich,hdf5-openmpi,mpi4py]
+                              [--stacks hdf5-mpich,hdf5-openmpi,mpi4py] [--random-only]
 (after scripts/setup.sh and scripts/build.sh). Prints one line per failed
 trial (its directory is kept) and a tally per stack and sweep; exit status
 0 only if no trial failed.
@@ -55,7 +55,9 @@ class Stack:
     def __init__(self, name, mpi, command, process_name):
         self.name, self.mpi, self.command, self.process_name = name, mpi, command, process_name
         self.plain_files = None
-        self.plain_seconds = None
+        # Seconds from a process's start-up to the end of a fault-free
+        # redio run: the random kills' window.
+        self.window = None
 
 
 def compile_hdf5(mpi, work):
@@ -102,7 +104,6 @@ def plain_run(stack, work):
     root = area(work, f"plain-{stack.name}-")
     launcher = (["mpiexec.mpich"] if stack.mpi == "mpich"
                 else ["mpirun.openmpi", "--oversubscribe"])
-    started = time.monotonic()
     done = subprocess.run(["timeout", str(TIMEOUT), *launcher, "-n", str(RANKS), *stack.command,
                            f"{root}/shared", f"{root}/local"], env=dict(os.environ, **PLAIN_ENV),
                           capture_output=True, text=True)
@@ -110,7 +111,23 @@ def plain_run(stack, work):
         sys.exit(f"stack_kills: the plain run of {stack.name} failed ({done.returncode}):\n"
                  f"{done.stdout}{done.stderr}")
     stack.plain_files = os.path.join(root, "shared")
-    stack.plain_seconds = time.monotonic() - started
+
+
+def calibrate(stack, work):
+    """Measures the stack's window: a fault-free run at r=2, from the
+    moment world rank 0 got through start-up to the job's end."""
+    root = area(work, f"window-{stack.name}-")
+    run = redio_run(stack, root, 2, "simple", "simple", {"REDIO_STACK_KILL": root})
+    since = None
+    while run.poll() is None and since is None:
+        if started_victim(stack, f"REDIO_STACK_KILL={root}", 0) is not None:
+            since = time.monotonic()
+        time.sleep(0.002)
+    status = run.wait()
+    if status != 0 or since is None:
+        sys.exit(f"stack_kills: the fault-free run of {stack.name} failed ({status}) in {root}")
+    stack.window = time.monotonic() - since
+    shutil.rmtree(root)
 
 
 def redio_run(stack, root, degree, read, write, env):
@@ -211,7 +228,7 @@ def random_kill(stack, work, tally, dice):
     degree = dice.choice((2, 3))
     victim = dice.randrange(RANKS * degree)
     read, write = dice.choice(READS), dice.choice(WRITES)
-    delay = dice.uniform(0, stack.plain_seconds)
+    delay = dice.uniform(0, stack.window)
     root = area(work, f"kill-{stack.name}-")
     marker = f"REDIO_STACK_KILL={root}"
     run = redio_run(stack, root, degree, read, write, {"REDIO_STACK_KILL": root})
@@ -241,6 +258,7 @@ def main():
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--r3-step", type=int, default=3, help="every K-th operation at r=3")
     parser.add_argument("--stacks", default="hdf5-mpich,hdf5-openmpi,mpi4py")
+    parser.add_argument("--random-only", action="store_true", help="skip the every-operation sweep")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     dice = random.Random(seed)
@@ -249,7 +267,11 @@ def main():
     tally = Tally()
     for stack in stacks(args.stacks.split(","), work):
         plain_run(stack, work)
-        every_operation(stack, work, tally, args.r3_step)
+        calibrate(stack, work)
+        print(f"{stack.name}: random kills within {stack.window * 1000:.0f} ms of start-up",
+              flush=True)
+        if not args.random_only:
+            every_operation(stack, work, tally, args.r3_step)
         for _ in range(args.random):
             random_kill(stack, work, tally, dice)
     print("\n| stack | sweep | trials | hit a live victim | failed |\n|---|---|---:|---:|---:|")
