@@ -26,7 +26,7 @@ pub fn finalize() -> bool {
     // SAFETY: a buffer valid for its length.
     let sent =
         retrying(|| unsafe { libc::syscall(libc::SYS_write, fd, request.as_ptr(), request.len()) });
-    if sent != request.len() as i64 {
+    if sent != request.len() as libc::c_long {
         return false;
     }
     let mut line = Vec::new();
@@ -49,7 +49,7 @@ pub fn finalize() -> bool {
 }
 
 /// `call` again while a signal (Hydra's `SIGUSR1`) interrupts it.
-fn retrying(mut call: impl FnMut() -> i64) -> i64 {
+fn retrying(mut call: impl FnMut() -> libc::c_long) -> libc::c_long {
     loop {
         let result = call();
         if result != -1 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
