@@ -2,8 +2,6 @@
  *
  *   status      logical rank 0 returns $OUTCOME_STATUS after MPI_Finalize
  *               (every other process returns 0)
- *
- * A process that finds MPI_Finalized false after MPI_Finalize returns 91.
  *   no-finalize every process returns 0 without MPI_Finalize
  *   segv        both replicas of logical rank 1 crash (SIGSEGV) right after
  *               MPI_Init, outside any coordinated operation; the others
@@ -18,6 +16,9 @@
  *   hold        every process writes its pid file after MPI_Init and
  *               waits for $OUTCOME_DIR/go (at most 120 s): the test kills
  *               the launcher, or a process and then creates `go`
+ *
+ * In every mode, a process that finds MPI_Finalized false after
+ * MPI_Finalize returns 91.
  */
 #include <mpi.h>
 #include <signal.h>
