@@ -40,8 +40,9 @@ pub struct Seen {
 /// a partner the death is the application's, as under plain `mpiexec`,
 /// and the launcher's code stands.
 fn killed_after_finalize_and_survived(summary: &Summary) -> Vec<Failure> {
-    let killed = |p: &ProcessEnd| p.finished && (p.end == "killed" || p.end == "signal");
-    let exited = |p: &ProcessEnd| p.finished && p.end == "exit";
+    let killed =
+        |p: &ProcessEnd| p.finished && (p.end == "killed" || p.end == ExitHow::Signal.key());
+    let exited = |p: &ProcessEnd| p.finished && p.end == ExitHow::Exit.key();
     summary
         .processes
         .iter()
