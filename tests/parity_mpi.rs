@@ -149,6 +149,16 @@ fn reduce_scatter_engine_gives_parity_that_verifies_and_rebuilds() {
     }
 }
 
+/// The parity code's own switches in the job's environment: the job
+/// starts (they once were refused as unknown `parity` keys), and the
+/// scalar kernel's parity verifies against the fastest kernel's.
+#[test]
+fn the_scalar_kernel_forced_by_environment_gives_the_same_parity() {
+    let mut case = Case::new("rs", 4, 4);
+    case.scalar_kernel = true;
+    check(&case);
+}
+
 #[test]
 fn redio_protect_called_by_the_application() {
     let mut case = Case::new("rs", 4, 4);

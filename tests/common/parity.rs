@@ -38,6 +38,9 @@ pub struct Case {
     /// `parity.dir` keeps each rank's redundancy file apart from its data,
     /// under [`parity_dir`].
     pub parity_apart: bool,
+    /// The job's environment forces the scalar GF kernel and silences
+    /// progress lines (`REDIO_PARITY_KERNEL`, `REDIO_PARITY_PROGRESS`).
+    pub scalar_kernel: bool,
 }
 
 impl Case {
@@ -55,6 +58,7 @@ impl Case {
             engine: None,
             prefix: "pm",
             parity_apart: false,
+            scalar_kernel: false,
         }
     }
 
@@ -86,6 +90,7 @@ impl Case {
             },
             self.engine.map(|e| format!("-{e}")).unwrap_or_default()
         ) + if self.parity_apart { "-apart" } else { "" }
+            + if self.scalar_kernel { "-scalar" } else { "" }
     }
 
     /// Runs the application; returns the base directory.
@@ -141,10 +146,15 @@ impl Case {
         } else if self.at_barriers {
             args.push("barrier".into());
         }
-        let launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
+        let mut launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)
             .args(args)
             .timeout(60);
+        if self.scalar_kernel {
+            launch = launch
+                .env("REDIO_PARITY_KERNEL", "scalar")
+                .env("REDIO_PARITY_PROGRESS", "off");
+        }
         let job = launch.run();
         job.assert_success();
         (data, job.ranks.values().cloned().collect())

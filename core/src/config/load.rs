@@ -358,6 +358,20 @@ mod tests {
         assert_eq!(config.io.read, crate::config::ReadProtocol::Simple);
     }
 
+    /// The parity crate's own switches look like `parity` keys; a user who
+    /// exported one (docs/parity.md) could not start a job.
+    #[test]
+    fn the_parity_crates_switches_are_not_configuration() {
+        let vars = [
+            ("REDIO_PARITY_PROGRESS", "off"),
+            ("REDIO_PARITY_KERNEL", "scalar"),
+        ];
+        assert_eq!(
+            Config::load_from_vars(None, &vars).unwrap(),
+            Config::default()
+        );
+    }
+
     #[test]
     fn empty_variables_are_ignored() {
         let vars = [("REDIO_REPLICATION_DEGREE", ""), ("REDIO_LOG_LEVEL", "")];

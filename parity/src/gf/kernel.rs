@@ -280,13 +280,16 @@ pub fn available() -> Vec<&'static dyn Kernel> {
     out
 }
 
-/// The kernel to use: `REDIO_PARITY_KERNEL` if set and available, else the
+/// The variable that forces a kernel by name (`scalar`, `avx2`, `gfni`).
+pub const KERNEL_ENV: &str = "REDIO_PARITY_KERNEL";
+
+/// The kernel to use: [`KERNEL_ENV`] if set and available, else the
 /// fastest available (GFNI, then AVX2, then scalar). Decided once.
 pub fn best() -> &'static dyn Kernel {
     static BEST: OnceLock<&'static dyn Kernel> = OnceLock::new();
     *BEST.get_or_init(|| {
         let all = available();
-        let wanted = std::env::var("REDIO_PARITY_KERNEL").ok();
+        let wanted = std::env::var(KERNEL_ENV).ok();
         wanted
             .and_then(|w| all.iter().copied().find(|k| k.name() == w))
             .or_else(|| all.last().copied())
@@ -367,7 +370,7 @@ mod tests {
             assert!(available().iter().any(|k| k.name() == "avx2"));
             if x86::has_gfni() {
                 assert!(available().iter().any(|k| k.name() == "gfni"));
-                if std::env::var_os("REDIO_PARITY_KERNEL").is_none() {
+                if std::env::var_os(KERNEL_ENV).is_none() {
                     assert_eq!(best().name(), "gfni");
                 }
             }
