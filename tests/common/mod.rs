@@ -73,6 +73,14 @@ impl Mpi {
         }
     }
 
+    fn mpif90(self) -> String {
+        match self {
+            Mpi::Mpich => "mpif90.mpich".into(),
+            Mpi::OpenMpi => "mpif90.openmpi".into(),
+            Mpi::OpenMpi5 => openmpi5_home().join("bin/mpifort").display().to_string(),
+        }
+    }
+
     fn mpicxx(self) -> String {
         match self {
             Mpi::Mpich => "mpicxx.mpich".into(),
@@ -197,6 +205,8 @@ pub enum Flavour {
     Fortify64,
     /// C++17 with `mpicxx`, `-O2`.
     Cxx,
+    /// Fortran 90 with `mpif90`, `-O2`.
+    Fortran,
 }
 
 impl Flavour {
@@ -207,6 +217,7 @@ impl Flavour {
             Flavour::Fortify => "fortify",
             Flavour::Fortify64 => "fortify64",
             Flavour::Cxx => "cxx",
+            Flavour::Fortran => "f90",
         }
     }
 
@@ -222,6 +233,7 @@ impl Flavour {
                 "-DOMPI_SKIP_MPICXX",
                 "-DMPICH_SKIP_MPICXX",
             ],
+            Flavour::Fortran => &["-O2"],
         }
     }
 }
@@ -277,10 +289,10 @@ fn compile_program(mpi: Mpi, source: &str, flavour: Flavour, libraries: &[&str])
         return exe;
     }
     std::fs::create_dir_all(&out_dir).unwrap();
-    let compiler = if flavour == Flavour::Cxx {
-        mpi.mpicxx()
-    } else {
-        mpi.mpicc()
+    let compiler = match flavour {
+        Flavour::Cxx => mpi.mpicxx(),
+        Flavour::Fortran => mpi.mpif90(),
+        _ => mpi.mpicc(),
     };
     let output = Command::new(&compiler)
         .args(flavour.flags())

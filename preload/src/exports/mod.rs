@@ -9,6 +9,8 @@
 //! - [`attributes`]: attribute queries on `MPI_COMM_WORLD`;
 //! - [`wrappers`]: one generated `MPI_*` wrapper per `PMPI_*` function;
 //! - [`capi`]: the C API of `include/redio.h`;
+//! - `fortran` (Open MPI builds): Open MPI's Fortran `MPI_INIT` entry
+//!   points, refused under redundancy;
 //! - [`callbacks`]: functions the C shim calls;
 //! - `library_waits` (MPICH builds): the `PMPI_*` waits and collectives
 //!   ROMIO calls, polled inside MPI-IO under redundancy.
@@ -17,6 +19,8 @@ pub mod attributes;
 pub mod barrier;
 pub mod callbacks;
 pub mod capi;
+#[cfg(not(redio_mpi = "mpich"))]
+pub mod fortran;
 pub mod hooks;
 #[cfg(redio_mpi = "mpich")]
 pub mod library_waits;
