@@ -35,7 +35,8 @@
 //! children, refused calls), `stacks` (the calls I/O libraries make:
 //! directories, name calls, locks, serial HDF5, Python's directory
 //! helpers), `aio` (asynchronous I/O and `statfs`/`statvfs`, `io_aio.c`),
-//! `appends` (appends of several ranks to one file, `io_appends.c`) and
+//! `appends` (appends of several ranks to one file, `io_appends.c`),
+//! `link` (the replica link's fallback to MPI) and
 //! `coverage` (hook coverage). `support` holds
 //! what they share; `tests/common/` is the MPI harness of every test binary
 //! (and `tests/common/strace.rs` the strace byte counter).
@@ -49,6 +50,7 @@ mod bytes_once;
 mod colocated;
 mod coverage;
 mod faults;
+mod link;
 mod matrix;
 mod stacks;
 mod support;

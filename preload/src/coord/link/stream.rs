@@ -272,7 +272,11 @@ pub fn connect_replica_set() {
         return;
     }
     let comm = view.comm();
-    let listener = Socket::listen_any();
+    let listener = if cannot_listen_for_test(view.members[view.me]) {
+        Err(libc::EACCES)
+    } else {
+        Socket::listen_any()
+    };
     let mut card = [0u64; CARD];
     if let Ok((_, port)) = &listener {
         card[0] = u64::from(*port);
@@ -314,6 +318,16 @@ pub fn connect_replica_set() {
             "the replica link stays on MPI: {why} (set REDIO_LINK=mpi to skip the attempt)"
         ),
     }
+}
+
+/// Test hook: `REDIO_TEST_LINK_NO_LISTEN=<world rank>` makes that process
+/// fail to listen, as where a firewall or a port policy stops the
+/// connections, so that its replica set keeps the MPI link.
+fn cannot_listen_for_test(world: u32) -> bool {
+    std::env::var("REDIO_TEST_LINK_NO_LISTEN")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        == Some(world)
 }
 
 /// A random 64-bit secret: a connection that does not present the set's
