@@ -143,6 +143,19 @@ fn die(death: Death) -> ! {
 
 static SWITCHES: OnceLock<Switches> = OnceLock::new();
 
+/// True when the test switch `var` holds this process's world rank (the
+/// hooks that name one process: `REDIO_TEST_DEAF_BARRIER`,
+/// `REDIO_TEST_DIE_IN_FINALIZE`, `REDIO_TEST_LINK_NO_LISTEN`). False
+/// before the process knows its world rank.
+pub fn names_this_process(var: &str) -> bool {
+    let me = crate::state::world::identity().map(|i| i.world_rank);
+    me.is_some()
+        && std::env::var(var)
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            == me
+}
+
 /// Reads the switches from the environment (once).
 pub fn load() {
     let number = |name: &str| std::env::var(name).ok()?.trim().parse::<usize>().ok();

@@ -15,6 +15,7 @@
 
 use crate::comm::handle::HandleBits;
 use crate::comm::{collective, ffi, pmpi, poll};
+use crate::coord::faults;
 use crate::ft::{liveness, watchdog};
 use crate::state::world;
 use crate::sys::guard::InsideMpi;
@@ -89,11 +90,5 @@ fn replica_world_barrier(comm: ffi::MPI_Comm) -> c_int {
 fn test_deafness() -> bool {
     // Read once: MPI_Barrier may be in the application's inner loop.
     static DEAF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *DEAF.get_or_init(|| {
-        let me = world::identity().map(|i| i.world_rank);
-        std::env::var("REDIO_TEST_DEAF_BARRIER")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .is_some_and(|w| Some(w) == me)
-    })
+    *DEAF.get_or_init(|| faults::names_this_process("REDIO_TEST_DEAF_BARRIER"))
 }

@@ -9,6 +9,7 @@ use crate::comm::flavour;
 use crate::comm::pmpi;
 use crate::comm::poll;
 use crate::comm::request::Op;
+use crate::coord::faults;
 use crate::ft::heartbeat;
 use crate::ft::liveness;
 use crate::ft::membership;
@@ -134,9 +135,7 @@ fn finalize_can_wait_for_the_dead() -> bool {
 /// once every process passed the barrier above, just before the real
 /// `PMPI_Finalize`: a death the barrier cannot see.
 fn die_in_finalize_if_asked() {
-    let me = world::identity().map(|i| i.world_rank);
-    let asked = std::env::var("REDIO_TEST_DIE_IN_FINALIZE").ok();
-    if me.is_none() || asked.and_then(|r| r.trim().parse().ok()) != me {
+    if !faults::names_this_process("REDIO_TEST_DIE_IN_FINALIZE") {
         return;
     }
     crate::log!(

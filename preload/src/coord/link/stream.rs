@@ -272,7 +272,9 @@ pub fn connect_replica_set() {
         return;
     }
     let comm = view.comm();
-    let listener = if cannot_listen_for_test(view.members[view.me]) {
+    // Test hook: that process fails to listen, as where a firewall or a
+    // port policy stops the connections; its replica set keeps the MPI link.
+    let listener = if faults::names_this_process("REDIO_TEST_LINK_NO_LISTEN") {
         Err(libc::EACCES)
     } else {
         Socket::listen_any()
@@ -318,16 +320,6 @@ pub fn connect_replica_set() {
             "the replica link stays on MPI: {why} (set REDIO_LINK=mpi to skip the attempt)"
         ),
     }
-}
-
-/// Test hook: `REDIO_TEST_LINK_NO_LISTEN=<world rank>` makes that process
-/// fail to listen, as where a firewall or a port policy stops the
-/// connections, so that its replica set keeps the MPI link.
-fn cannot_listen_for_test(world: u32) -> bool {
-    std::env::var("REDIO_TEST_LINK_NO_LISTEN")
-        .ok()
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        == Some(world)
 }
 
 /// A random 64-bit secret: a connection that does not present the set's
