@@ -8,6 +8,7 @@ mod common;
 
 use common::{compile, compile_flavour, under_redio_exec, Flavour, Job, Launch, Mpi};
 use redio::topology::Topology;
+use std::path::Path;
 use std::process::Command;
 
 /// Asserts the job failed cleanly: non-zero, not by the timeout, and every
@@ -338,4 +339,74 @@ fn a_hung_job_is_reported_with_its_processes_stacks() {
         "one report per process of the application:\n{}",
         job.stderr
     );
+}
+
+/// Leaves in `tmp` what an Open MPI 5 launcher killed before its cleanup
+/// leaves: `ompi.<pid>/pmix.<host>.tool`, for each of the next `count`
+/// pids the kernel will hand out (wrapping past `kernel.pid_max`).
+fn plant_stale_launcher_files(tmp: &Path, count: u32) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(32768);
+    let mut probe = Command::new("true").spawn().unwrap();
+    let last = probe.id();
+    probe.wait().unwrap();
+    for step in 1..=count {
+        // Past pid_max the kernel starts again above the 300 reserved pids.
+        let pid = match last + step {
+            pid if pid < pid_max => pid,
+            pid => 300 + pid - pid_max,
+        };
+        let dir = tmp.join(format!("ompi.{pid}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("pmix.{}.tool", host.trim())), "").unwrap();
+    }
+}
+
+/// Open MPI 5's launcher exits 213 ("The PMIx server's listener thread
+/// failed to start") when `$TMPDIR/ompi.<its pid>/` holds the files of an
+/// earlier launcher with the same pid that was killed: on a busy machine
+/// pids wrap within minutes, and fault tests kill launchers. `redio run`
+/// gives its launcher a directory of its own (src/cli/scratch.rs).
+#[test]
+fn files_left_by_killed_open_mpi_5_launchers_do_not_stop_a_run() {
+    let mpi = Mpi::OpenMpi5;
+    let exe = compile(mpi, "p2p");
+    let expected = Launch::plain(mpi, 2, &exe).run();
+    expected.assert_success();
+    let tmp = common::fresh_dir("stale-launchers");
+    {
+        // The premise: a plain launch in that TMPDIR fails.
+        let _machine = common::launch_lock();
+        plant_stale_launcher_files(&tmp, 400);
+        let plain = Command::new("timeout")
+            .args(["-k", "5", "120", &mpi.launcher()])
+            .args(["--oversubscribe", "--allow-run-as-root", "-n", "2"])
+            .arg(&exe)
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&plain.stderr);
+        assert_eq!(
+            plain.status.code(),
+            Some(213),
+            "premise: Open MPI 5 started in a TMPDIR with stale session files (if a new \
+             version tolerates them, this test and src/cli/scratch.rs are obsolete):\n{stderr}"
+        );
+        assert!(
+            stderr.contains("listener thread failed to start"),
+            "{stderr}"
+        );
+    }
+    // Other tests may start processes before this one's launcher does.
+    plant_stale_launcher_files(&tmp, 3000);
+    let job = Launch::redio(mpi, 2, 2, "block", &exe)
+        .env("TMPDIR", tmp.to_str().unwrap())
+        .run();
+    job.assert_success();
+    for (world, output) in &job.ranks {
+        assert_eq!(output, &expected.ranks[&(world % 2)], "world rank {world}");
+    }
 }

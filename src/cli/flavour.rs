@@ -143,13 +143,16 @@ pub fn openmpi5_home() -> Result<PathBuf, String> {
 
 /// The launcher line up to the program: `mpiexec -n PROCESSES`, the flags
 /// this flavour needs (oversubscription, root, keeping the job alive when a
-/// process dies if `survive`), and `env` for every process. Shared by
-/// `redio run` and the collective `redio parity` job.
+/// process dies if `survive`), and `env` for every process. Open MPI 5's
+/// launcher keeps its session files under `session_base`, a directory of
+/// this launch's own ([`super::scratch`] says why). Shared by `redio run`,
+/// the collective `redio parity` job and the benchmarks.
 pub fn launcher_command(
     flavour: Flavour,
     processes: u32,
     survive: bool,
     env: &[(String, String)],
+    session_base: &Path,
 ) -> Result<Command, String> {
     let mut command = Command::new(flavour.launcher()?);
     command.arg("-n").arg(processes.to_string());
@@ -198,6 +201,9 @@ pub fn launcher_command(
                 // and the others waited in their next collective for good.
                 command.arg("--oversubscribe");
             }
+            command
+                .args(["--prtemca", "prte_tmpdir_base"])
+                .arg(session_base);
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 command.arg("--allow-run-as-root");

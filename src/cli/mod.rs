@@ -12,4 +12,5 @@ pub mod parity;
 pub mod parity_workers;
 pub mod progress_bar;
 pub mod run;
+pub mod scratch;
 pub mod supervise;

@@ -138,6 +138,11 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
         Ok(x) => x,
         Err(e) => return fail(name, e),
     };
+    // Open MPI 5's launcher session files, removed with the guard.
+    let session_base = match super::scratch::Scratch::create("parity") {
+        Ok(dir) => dir,
+        Err(e) => return fail(name, e),
+    };
     let prepared = (|| -> Result<std::process::Command, String> {
         let flavour = Flavour::resolve(place.mpi)?;
         let preload = format!(
@@ -149,7 +154,8 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
             ("LD_PRELOAD".to_string(), preload),
             ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ];
-        let mut command = flavour::launcher_command(flavour, ranks, false, &env)?;
+        let mut command =
+            flavour::launcher_command(flavour, ranks, false, &env, session_base.path())?;
         let redio = std::env::current_exe().map_err(|e| format!("the redio executable: {e}"))?;
         command
             .args(&place.launcher_args)

@@ -20,6 +20,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+/// The run directory's subdirectory for the launcher's session files
+/// ([`super::flavour::launcher_command`]).
+const LAUNCHER_SESSION_DIR: &str = "launcher";
+
 /// Arguments of `redio run`.
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -117,6 +121,9 @@ pub fn run(args: RunArgs) -> ExitCode {
             ..outcome::Seen::default()
         },
     };
+    // The launcher's own files (Open MPI 5) tell nothing once it has
+    // ended, and a launcher killed early leaves them behind.
+    let _ = std::fs::remove_dir_all(run_dir.join(LAUNCHER_SESSION_DIR));
     let place = |w: u32| shape.place(w);
     let mut summary = outcome::judge(
         &outcome::read_run(&run_dir),
@@ -350,14 +357,6 @@ fn topology_of(args: &RunArgs, config: &Config, degree: u32) -> Option<Topology>
     Topology::of_layout(layout.into(), processes, degree, &map_text).ok()
 }
 
-/// A fresh run directory for this invocation.
-fn new_run_dir() -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    std::env::temp_dir().join(format!("redio-run-{}-{nanos}", std::process::id()))
-}
-
 fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
     let flavour = Flavour::resolve(args.mpi)?;
     let config = Config::load_process_env(args.config.as_deref()).map_err(|e| e.to_string())?;
@@ -365,7 +364,7 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
         .replicas
         .unwrap_or(u32::from(config.replication.degree));
     let survive = config.faults.survive_deaths(degree);
-    let run_dir = new_run_dir();
+    let run_dir = super::scratch::fresh_temp_path("run");
     if !DEGREE_RANGE.contains(&degree) {
         return Err(format!(
             "-r {degree}: the degree of redundancy must be between {} and {}",
@@ -381,7 +380,9 @@ fn launcher_command(args: &RunArgs) -> Result<Launch, String> {
         std::env::current_exe().map_err(|e| format!("cannot find the redio executable: {e}"))?;
 
     let env = job_environment(args, flavour, degree, &run_dir)?;
-    let mut command = super::flavour::launcher_command(flavour, processes, survive, &env)?;
+    let session_base = run_dir.join(LAUNCHER_SESSION_DIR);
+    let mut command =
+        super::flavour::launcher_command(flavour, processes, survive, &env, &session_base)?;
     command.args(&args.launcher_args);
     command
         .arg(redio)

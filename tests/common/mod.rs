@@ -89,7 +89,8 @@ impl Mpi {
         }
     }
 
-    fn launcher(self) -> String {
+    /// The launcher (`mpiexec`) of this MPI.
+    pub fn launcher(self) -> String {
         match self {
             Mpi::Mpich => "mpiexec.mpich".into(),
             Mpi::OpenMpi => "mpirun.openmpi".into(),
@@ -116,8 +117,11 @@ impl Mpi {
         }
     }
 
-    /// Arguments every launch needs (Open MPI: more ranks than cores, root).
-    fn base_args(self) -> Vec<String> {
+    /// Arguments every launch needs (Open MPI: more ranks than cores, root;
+    /// Open MPI 5: its session files in `dir`, as `redio run` does, so that
+    /// those of a launcher killed earlier cannot stop it, see
+    /// src/cli/scratch.rs).
+    fn base_args(self, dir: &Path) -> Vec<String> {
         match self {
             Mpi::Mpich => vec![],
             Mpi::OpenMpi => vec!["--oversubscribe".into(), "--allow-run-as-root".into()],
@@ -126,6 +130,9 @@ impl Mpi {
                 "ulfm".into(),
                 "--oversubscribe".into(),
                 "--allow-run-as-root".into(),
+                "--prtemca".into(),
+                "prte_tmpdir_base".into(),
+                dir.join("launcher").display().to_string(),
             ],
         }
     }
@@ -463,7 +470,7 @@ impl<'a> Launch<'a> {
         match self.redio {
             None => {
                 command.arg(self.mpi.launcher());
-                command.args(self.mpi.base_args());
+                command.args(self.mpi.base_args(&out_dir));
                 if self.per_rank_files {
                     command.args(self.mpi.output_args(&out_dir));
                 }

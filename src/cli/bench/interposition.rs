@@ -40,7 +40,8 @@ pub(super) fn sweep(args: &BenchArgs, plan: &Plan) -> Result<Vec<Sample>, String
                     drop_caches()?;
                 }
                 if p.variant == "native" {
-                    let mut command = launcher_command(plan.flavour, 1, false, &[])?;
+                    let mut command =
+                        launcher_command(plan.flavour, 1, false, &[], &plan.out.join("launcher"))?;
                     command
                         .arg(&exe)
                         .arg(mode)
