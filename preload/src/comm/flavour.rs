@@ -44,15 +44,14 @@ pub fn check_or_exit() {
     let built = built_for();
     if let Some(loaded) = loaded() {
         if loaded != built {
-            crate::sys::log::announce(format_args!(
+            // Leaving at once is the only safe thing: any PMPI call would
+            // hand the wrong handle types to the loaded library.
+            crate::sys::log::refuse(format_args!(
                 "error: this libredio.so was built for {built}, but the program uses {loaded}. \
                  Use the {loaded} build (`redio run --mpi {}` or `redio exec --mpi {}`).",
                 cli_name(loaded),
                 cli_name(loaded)
             ));
-            // SAFETY: leaving at once is the only safe thing: any PMPI call
-            // would hand the wrong handle types to the loaded library.
-            unsafe { libc::_exit(3) };
         }
     }
 }

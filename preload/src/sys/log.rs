@@ -70,6 +70,19 @@ pub fn announce(args: fmt::Arguments<'_>) {
     emit(&format!("{}{args}\n", prefix()));
 }
 
+/// The exit status of a process that redio stops because it cannot go on
+/// (no MPI to reach, the wrong MPI): the status `redio run` reports.
+pub const EXIT_REFUSED: i32 = 3;
+
+/// Announces `args` (an `error: …` with its remedy) and stops the process
+/// at once with [`EXIT_REFUSED`], running no exit handler: nothing
+/// sensible can follow.
+pub fn refuse(args: fmt::Arguments<'_>) -> ! {
+    announce(args);
+    // SAFETY: leaving at once; nothing is called after this.
+    unsafe { libc::_exit(EXIT_REFUSED) }
+}
+
 /// `redio[world 3, rank 1 replica 0]: ` or `redio: ` before `MPI_Init`.
 fn prefix() -> String {
     let world = WORLD_RANK.load(Ordering::Relaxed);

@@ -36,12 +36,10 @@ pub fn resolve(slot: &AtomicUsize, name: &CStr) -> usize {
             // SAFETY: dlsym with a valid NUL-terminated name.
             let address = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) } as usize;
             if address == 0 {
-                log::announce(format_args!(
+                log::refuse(format_args!(
                     "error: {} is not in the libraries this program loaded",
                     name.to_string_lossy()
                 ));
-                // SAFETY: leaving at once; there is no function to call.
-                unsafe { libc::_exit(3) };
             }
             slot.store(address, Ordering::Relaxed);
             address
@@ -69,7 +67,7 @@ pub fn resolve_mpi(slot: &AtomicUsize, name: &CStr) -> usize {
     match slot.load(Ordering::Relaxed) {
         0 => {
             let Some(library) = mpi_library() else {
-                log::announce(format_args!(
+                log::refuse(format_args!(
                     "error: {}: no library loaded in this process defines PMPI_Init, so redio \
                      cannot reach MPI. The program must load the MPI library this libredio.so \
                      was built for before its first MPI call: link it with that MPI (its \
@@ -79,21 +77,17 @@ pub fn resolve_mpi(slot: &AtomicUsize, name: &CStr) -> usize {
                      LD_PRELOAD=\"libredio.so /path/to/libmpi.so\"",
                     name.to_string_lossy()
                 ));
-                // SAFETY: leaving at once; there is no function to call.
-                unsafe { libc::_exit(3) };
             };
             // SAFETY: a handle from dlopen and a valid NUL-terminated name.
             let address = unsafe { libc::dlsym(library.handle as *mut c_void, name.as_ptr()) };
             if address.is_null() {
-                log::announce(format_args!(
+                log::refuse(format_args!(
                     "error: {} is not in {}, the MPI library this program loaded (an MPI \
                      without this function, or not the one this libredio.so was built for: \
                      use the matching build, `redio run --mpi mpich|openmpi|openmpi5`)",
                     name.to_string_lossy(),
                     library.path.to_string_lossy()
                 ));
-                // SAFETY: as above.
-                unsafe { libc::_exit(3) };
             }
             slot.store(address as usize, Ordering::Relaxed);
             address as usize
