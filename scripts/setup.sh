@@ -9,7 +9,7 @@ packages=(
   openmpi-bin libopenmpi-dev    # Open MPI 4.1 and its headers/mpicc
   libclang-dev                  # bindgen (generates the MPI bindings)
   gcc g++ make pkg-config       # C/C++ test programs, the C shim
-  gfortran                      # the Fortran test program (tests/launch_modes.rs)
+  gfortran                      # the Fortran test program (tests/io_stacks/fortran.rs)
   procps                        # pgrep/pkill in tests
   strace                        # counts the bytes that reach shared files (tests/interposition/bytes_once.rs)
   gdb                           # the stacks of a test job that hangs, in the test's report (tests/common/hang.rs)

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{compile, compile_flavour, under_redio_exec, Flavour, Job, Launch, Mpi};
+use common::{compile, under_redio_exec, Job, Launch, Mpi};
 use redio::topology::Topology;
 use std::path::Path;
 use std::process::Command;
@@ -119,39 +119,6 @@ fn wrong_mpi_build_is_named() {
         assert!(!job.timed_out(), "{job:#?}");
         assert_ne!(job.code, Some(0));
         assert!(job.stderr.contains(message), "{}", job.stderr);
-    }
-}
-
-/// Fortran: MPICH's Fortran layer calls `MPI_*`, which redio translates,
-/// so each replica of a 2-rank job sees 2 ranks. Open MPI's calls
-/// `PMPI_*` directly, past redio (it printed "of 4" at r=2 before the
-/// refusal): replicated, every process stops with the remedy; without
-/// redundancy the program runs untouched.
-#[test]
-fn fortran_is_translated_under_mpich_and_refused_replicated_under_open_mpi() {
-    let expected = |world: u32| format!("rank {} of 2\n", world % 2);
-
-    let exe = compile_flavour(Mpi::Mpich, "fortran_size.f90", Flavour::Fortran);
-    let job = Launch::redio(Mpi::Mpich, 2, 2, "block", &exe).run();
-    job.assert_success();
-    assert_eq!(job.ranks.len(), 4, "{job:#?}");
-    for (&world, out) in &job.ranks {
-        assert_eq!(out, &expected(world), "world rank {world}: {job:#?}");
-    }
-
-    let exe = compile_flavour(Mpi::OpenMpi, "fortran_size.f90", Flavour::Fortran);
-    let job = Launch::redio(Mpi::OpenMpi, 2, 2, "block", &exe).run();
-    refused_on_every_rank(&job, 4, "this program starts MPI from Fortran (mpi_init_)");
-    assert!(
-        job.stderr.contains("--mpi mpich"),
-        "the remedy: {}",
-        job.stderr
-    );
-
-    let job = Launch::redio(Mpi::OpenMpi, 2, 1, "block", &exe).run();
-    job.assert_success();
-    for (&world, out) in &job.ranks {
-        assert_eq!(out, &expected(world), "world rank {world}: {job:#?}");
     }
 }
 

@@ -7,7 +7,9 @@
 //!    constants (`OUT_DIR/mpi_bindings.rs`), one `dlsym` stub per `PMPI_*`
 //!    function (`OUT_DIR/mpi_pmpi.rs`) and one exported `MPI_*` wrapper for
 //!    every `PMPI_*` function of the implementation
-//!    (`OUT_DIR/mpi_wrappers.rs`): nothing is hand-picked.
+//!    (`OUT_DIR/mpi_wrappers.rs`): nothing is hand-picked; for Open MPI
+//!    builds also one exported `PMPI_*` entry per wrapper, which Open MPI's
+//!    Fortran bindings call (`OUT_DIR/mpi_fortran_entries.rs`).
 //! 4. A tiny C shim, compiled with the same headers, exports the handle
 //!    constants that are macros in `mpi.h` (`MPI_COMM_WORLD`, `MPI_BYTE`, …).
 //!
@@ -43,6 +45,7 @@ fn main() {
         ("mpi_bindings.rs", &generated.bindings),
         ("mpi_pmpi.rs", &generated.pmpi),
         ("mpi_wrappers.rs", &generated.wrappers),
+        ("mpi_fortran_entries.rs", &generated.fortran_entries),
     ] {
         std::fs::write(out.join(file), text).expect("write generated source");
     }

@@ -19,7 +19,8 @@
 //!
 //! The programs are in `tests/programs/io/mpiio_surface.c` (the MPI-IO
 //! surface HDF5 and PnetCDF use) and `tests/programs/stacks/` (HDF5 and
-//! PnetCDF from Debian's packages, installed by `scripts/setup.sh`).
+//! PnetCDF from Debian's packages, installed by `scripts/setup.sh`, and a
+//! Fortran program).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -29,6 +30,7 @@ mod support;
 
 mod adios;
 mod failover;
+mod fortran;
 mod hdf5;
 mod mpiio;
 mod node_local;

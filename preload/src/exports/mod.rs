@@ -9,8 +9,8 @@
 //! - [`attributes`]: attribute queries on `MPI_COMM_WORLD`;
 //! - [`wrappers`]: one generated `MPI_*` wrapper per `PMPI_*` function;
 //! - [`capi`]: the C API of `include/redio.h`;
-//! - `fortran` (Open MPI builds): Open MPI's Fortran `MPI_INIT` entry
-//!   points, refused under redundancy;
+//! - `fortran` (Open MPI builds): one generated `PMPI_*` entry per
+//!   wrapper, for Open MPI's Fortran bindings, which call `PMPI_*`;
 //! - [`callbacks`]: functions the C shim calls;
 //! - `library_waits` (MPICH builds): the `PMPI_*` waits and collectives
 //!   ROMIO calls, polled inside MPI-IO under redundancy.

@@ -9,15 +9,11 @@
 //! - [`barrier`]: the application's `MPI_Barrier`;
 //! - [`external`]: external mode through the C API;
 //! - [`parity_worker`]: the collective `redio parity` job's MPI life;
-//! - [`files`]: turning the coordination of shared files on and off;
-//! - `fortran` (Open MPI builds): Fortran programs, refused when
-//!   replicated.
+//! - [`files`]: turning the coordination of shared files on and off.
 
 pub mod barrier;
 pub mod external;
 pub mod files;
 pub mod finish;
-#[cfg(not(redio_mpi = "mpich"))]
-pub mod fortran;
 pub mod parity_worker;
 pub mod start;

@@ -75,6 +75,13 @@ impl Drop for InsideMpiIo {
     }
 }
 
+/// True while the current thread is inside an MPI call, MPI-IO or not: a
+/// `PMPI_*` call made now is the MPI library's own.
+#[inline]
+pub fn inside_mpi_call() -> bool {
+    InsideMpi::active() || InsideMpiIo::active()
+}
+
 thread_local! {
     // Const-initialised, no destructor (see DEPTH).
     static IN_REDIO: Cell<bool> = const { Cell::new(false) };
