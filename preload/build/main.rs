@@ -7,9 +7,9 @@
 //!    constants (`OUT_DIR/mpi_bindings.rs`), one `dlsym` stub per `PMPI_*`
 //!    function (`OUT_DIR/mpi_pmpi.rs`) and one exported `MPI_*` wrapper for
 //!    every `PMPI_*` function of the implementation
-//!    (`OUT_DIR/mpi_wrappers.rs`): nothing is hand-picked; for Open MPI
-//!    builds also one exported `PMPI_*` entry per wrapper, which Open MPI's
-//!    Fortran bindings call (`OUT_DIR/mpi_fortran_entries.rs`).
+//!    (`OUT_DIR/mpi_wrappers.rs`): nothing is hand-picked; also one
+//!    exported `PMPI_*` entry per wrapper, which Open MPI's Fortran bindings
+//!    and MPICH's `mpi_f08` call (`OUT_DIR/mpi_fortran_entries.rs`).
 //! 4. A tiny C shim, compiled with the same headers, exports the handle
 //!    constants that are macros in `mpi.h` (`MPI_COMM_WORLD`, `MPI_BYTE`, …).
 //!
@@ -40,7 +40,8 @@ fn main() {
     let bindings = builder
         .generate()
         .unwrap_or_else(|e| panic!("bindgen failed on {}'s mpi.h: {e}", mpi.flavour.name()));
-    let generated = wrappers::generate(&bindings.to_string());
+    let library_waits = matches!(mpi.flavour, probe::Flavour::Mpich);
+    let generated = wrappers::generate(&bindings.to_string(), library_waits);
     for (file, text) in [
         ("mpi_bindings.rs", &generated.bindings),
         ("mpi_pmpi.rs", &generated.pmpi),

@@ -26,8 +26,9 @@
 //! barrier) and
 //! variadic ones are skipped; the list is [`HAND_WRITTEN`].
 //!
-//! For Open MPI, whose Fortran bindings call `PMPI_*` directly, it also
-//! emits one exported `PMPI_X` entry per wrapper (see [`fortran_entry`]).
+//! It also emits one exported `PMPI_X` entry per wrapper, for the Fortran
+//! bindings that call `PMPI_*` directly (Open MPI's, MPICH's `mpi_f08`;
+//! see [`fortran_entry`]).
 
 use quote::ToTokens;
 use std::collections::BTreeMap;
@@ -44,6 +45,19 @@ pub const HAND_WRITTEN: &[(&str, &str)] = &[
     ("MPI_Abort", "lifecycle"),
     ("MPI_Comm_get_attr", "attributes"),
     ("MPI_Attr_get", "attributes"),
+];
+
+/// The `PMPI_*` functions that `src/exports/library_waits.rs` has for
+/// MPICH builds: called from inside an MPI call (ROMIO's), their entry
+/// goes there instead of straight to the implementation.
+pub const LIBRARY_WAITS: &[&str] = &[
+    "PMPI_Wait",
+    "PMPI_Waitall",
+    "PMPI_Alltoall",
+    "PMPI_Allgather",
+    "PMPI_Allreduce",
+    "PMPI_Bcast",
+    "PMPI_Barrier",
 ];
 
 /// The module of `src/exports/` whose `public` wrapper is written by hand.
@@ -71,7 +85,11 @@ pub struct Generated {
 /// external functions through the GOT (no PLT), which binds every symbol at
 /// load time. libredio.so must load into processes without libmpi (shells,
 /// tools started by the job), so it may not refer to any `PMPI_*` symbol.
-pub fn generate(bindings: &str) -> Generated {
+///
+/// `library_waits`: whether the build has `src/exports/library_waits.rs`
+/// (MPICH), whose functions the entries of [`LIBRARY_WAITS`] call from
+/// inside an MPI call.
+pub fn generate(bindings: &str, library_waits: bool) -> Generated {
     let mut file = syn::parse_file(bindings).expect("bindgen output parses");
     let mut functions: BTreeMap<String, syn::Signature> = BTreeMap::new();
     file.items.retain_mut(|item| {
@@ -130,7 +148,17 @@ pub fn generate(bindings: &str) -> Generated {
             continue;
         }
         let module = hand_written(public).unwrap_or("wrappers");
-        fortran_entry(&mut fortran_entries, name, module, &params, &names, &output);
+        let inside = if library_waits && LIBRARY_WAITS.contains(&name.as_str()) {
+            "crate::exports::library_waits"
+        } else {
+            "crate::comm::pmpi"
+        };
+        let entry = Entry {
+            name,
+            inside,
+            outside: module,
+        };
+        fortran_entry(&mut fortran_entries, &entry, &params, &names, &output);
         if module != "wrappers" {
             continue;
         }
@@ -174,17 +202,26 @@ pub fn generate(bindings: &str) -> Generated {
     }
 }
 
-/// Writes the exported `PMPI_X` entry (`name`) of Open MPI builds. Open
-/// MPI's Fortran bindings call `PMPI_*` directly, so a Fortran call reaches
-/// redio here and goes on to the `MPI_X` wrapper in `src/exports/<module>`,
-/// which translates `MPI_COMM_WORLD` as for C. Called while the thread is
-/// already inside an MPI call, `PMPI_X` is the library's own call (ROMIO
-/// calls `PMPI_*` through its PLT) and goes straight to the implementation,
-/// as before these entries existed.
+/// Where an exported `PMPI_X` entry hands a call.
+struct Entry<'a> {
+    /// `PMPI_X`.
+    name: &'a str,
+    /// The module whose `PMPI_X` takes the library's own calls.
+    inside: &'a str,
+    /// The module of `src/exports/` whose `MPI_X` takes the application's.
+    outside: &'a str,
+}
+
+/// Writes the exported `PMPI_X` entry. Open MPI's Fortran bindings, and
+/// MPICH's `mpi_f08`, call `PMPI_*` directly, so a Fortran call reaches
+/// redio here and goes on to the `MPI_X` wrapper, which translates
+/// `MPI_COMM_WORLD` as for C. Called while the thread is already inside an
+/// MPI call, `PMPI_X` is the library's own call (ROMIO calls `PMPI_*`
+/// through its PLT) and goes straight to the implementation, or, for
+/// MPICH's [`LIBRARY_WAITS`], to the polled waits of library_waits.rs.
 fn fortran_entry(
     out: &mut String,
-    name: &str,
-    module: &str,
+    entry: &Entry,
     params: &[String],
     names: &[String],
     output: &str,
@@ -193,10 +230,13 @@ fn fortran_entry(
         out,
         "#[no_mangle]\npub unsafe extern \"C\" fn {name}({params}) {output} {{\n    \
          if crate::sys::guard::inside_mpi_call() {{\n        \
-         crate::comm::pmpi::{name}({names})\n    \
+         {inside}::{name}({names})\n    \
          }} else {{\n        \
-         crate::exports::{module}::{public}({names})\n    }}\n}}",
-        public = &name[1..],
+         crate::exports::{outside}::{public}({names})\n    }}\n}}",
+        name = entry.name,
+        inside = entry.inside,
+        outside = entry.outside,
+        public = &entry.name[1..],
         params = params.join(", "),
         names = names.join(", "),
     )

@@ -214,6 +214,9 @@ pub enum Flavour {
     Cxx,
     /// Fortran 90 with `mpif90`, `-O2`.
     Fortran,
+    /// Fortran 90 with `mpif90`, `-O2 -DREDIO_F08`: a program that uses
+    /// the `mpi_f08` module where the macro is defined.
+    FortranF08,
 }
 
 impl Flavour {
@@ -225,6 +228,7 @@ impl Flavour {
             Flavour::Fortify64 => "fortify64",
             Flavour::Cxx => "cxx",
             Flavour::Fortran => "f90",
+            Flavour::FortranF08 => "f08",
         }
     }
 
@@ -241,6 +245,7 @@ impl Flavour {
                 "-DMPICH_SKIP_MPICXX",
             ],
             Flavour::Fortran => &["-O2"],
+            Flavour::FortranF08 => &["-O2", "-DREDIO_F08"],
         }
     }
 }
@@ -298,7 +303,7 @@ fn compile_program(mpi: Mpi, source: &str, flavour: Flavour, libraries: &[&str])
     std::fs::create_dir_all(&out_dir).unwrap();
     let compiler = match flavour {
         Flavour::Cxx => mpi.mpicxx(),
-        Flavour::Fortran => mpi.mpif90(),
+        Flavour::Fortran | Flavour::FortranF08 => mpi.mpif90(),
         _ => mpi.mpicc(),
     };
     let output = Command::new(&compiler)

@@ -1,13 +1,16 @@
-//! `PMPI_*` definitions that ROMIO reaches (MPICH builds only): inside an
-//! MPI-IO call of a replicated job, its blocking waits and collectives are
-//! polled instead of spun (`crate::comm::library_waits`); anywhere else
-//! they go straight to the MPI library.
+//! The `PMPI_*` waits and collectives that ROMIO calls (MPICH builds
+//! only), as the exported `PMPI_*` entries (`exports::fortran`) hand them
+//! over when they are the library's own calls: inside an MPI-IO call of a
+//! replicated job they are polled instead of spun
+//! (`crate::comm::library_waits`); anywhere else they go straight to the
+//! MPI library. (The application's calls, from MPICH's `mpi_f08`
+//! bindings, go to the `MPI_*` wrappers instead.)
 //!
 //! The condition is the same on every member of a replica world (the
 //! degree, and being inside a collective MPI-IO call, which all members
 //! make together), as a blocking collective must not meet a nonblocking
 //! one. Open MPI's OMPIO calls its collectives through internal tables, out
-//! of reach: these symbols are not exported there.
+//! of reach: this module is not built there.
 
 // The C names of the functions they replace.
 #![allow(non_snake_case)]
@@ -25,9 +28,8 @@ fn polled() -> bool {
 /// `PMPI_Waitall`.
 ///
 /// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Waitall(
+/// The arguments the MPI standard specifies for this function.
+pub unsafe fn PMPI_Waitall(
     count: c_int,
     requests: *mut ffi::MPI_Request,
     statuses: *mut ffi::MPI_Status,
@@ -38,12 +40,8 @@ pub unsafe extern "C" fn PMPI_Waitall(
 /// `PMPI_Wait`.
 ///
 /// # Safety
-/// Called from C with the arguments the MPI standard specifies for this function.
-#[cfg_attr(not(test), no_mangle)]
-pub unsafe extern "C" fn PMPI_Wait(
-    request: *mut ffi::MPI_Request,
-    status: *mut ffi::MPI_Status,
-) -> c_int {
+/// The arguments the MPI standard specifies for this function.
+pub unsafe fn PMPI_Wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
     library_waits::wait(polled(), request, status)
 }
 
@@ -54,9 +52,8 @@ macro_rules! polled_collective {
         #[doc = concat!("`", stringify!($name), "`.")]
         ///
         /// # Safety
-        /// Called from C with the arguments the MPI standard specifies for this function.
-        #[cfg_attr(not(test), no_mangle)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+        /// The arguments the MPI standard specifies for this function.
+        pub unsafe fn $name($($arg: $ty),*) -> c_int {
             library_waits::blocking_or_polled(
                 polled(),
                 || pmpi::$name($($arg),*),

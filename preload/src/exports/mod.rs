@@ -9,17 +9,17 @@
 //! - [`attributes`]: attribute queries on `MPI_COMM_WORLD`;
 //! - [`wrappers`]: one generated `MPI_*` wrapper per `PMPI_*` function;
 //! - [`capi`]: the C API of `include/redio.h`;
-//! - `fortran` (Open MPI builds): one generated `PMPI_*` entry per
-//!   wrapper, for Open MPI's Fortran bindings, which call `PMPI_*`;
+//! - [`fortran`]: one generated `PMPI_*` entry per wrapper, for the
+//!   Fortran bindings that call `PMPI_*` (Open MPI's, MPICH's `mpi_f08`);
 //! - [`callbacks`]: functions the C shim calls;
 //! - `library_waits` (MPICH builds): the `PMPI_*` waits and collectives
-//!   ROMIO calls, polled inside MPI-IO under redundancy.
+//!   ROMIO calls, polled inside MPI-IO under redundancy (reached through
+//!   the entries of `fortran`).
 
 pub mod attributes;
 pub mod barrier;
 pub mod callbacks;
 pub mod capi;
-#[cfg(not(redio_mpi = "mpich"))]
 pub mod fortran;
 pub mod hooks;
 #[cfg(redio_mpi = "mpich")]

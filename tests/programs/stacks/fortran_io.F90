@@ -4,17 +4,30 @@
 !
 ! Usage: fortran_io SHARED_DIR LOCAL_DIR
 !
+! Built with `use mpi`, or with `use mpi_f08` when REDIO_F08 is defined
+! (the two reach MPI through different bindings).
+!
 ! Every rank prints its rank, the world size and an MPI_Allreduce; writes
 ! SHARED_DIR/fortran.<rank>.txt with Fortran's own I/O; writes its block
 ! of SHARED_DIR/fortran.mpiio.dat with a collective MPI-IO write; then
 ! reads the next rank's block back and prints what it found.
 program fortran_io
+#ifdef REDIO_F08
+  use mpi_f08
+#else
   use mpi
+#endif
   implicit none
   integer, parameter :: n = 16384
-  integer :: ierr, rank, nprocs, mine, total, fh, i, unit, other, count
+  integer :: ierr, rank, nprocs, mine, total, i, unit, other, count
   integer :: block(n), back(n)
+#ifdef REDIO_F08
+  type(MPI_File) :: fh
+  type(MPI_Status) :: status
+#else
+  integer :: fh
   integer :: status(MPI_STATUS_SIZE)
+#endif
   integer(kind=MPI_OFFSET_KIND) :: offset
   character(len=4096) :: shared
   character(len=16) :: tag
