@@ -77,7 +77,8 @@ pub struct Generated {
     pub pmpi: String,
     /// The exported `MPI_*` wrappers.
     pub wrappers: String,
-    /// The exported `PMPI_*` entries of Open MPI's Fortran bindings.
+    /// The exported `PMPI_*` entries that Fortran bindings call (Open
+    /// MPI's, MPICH's `mpi_f08`).
     pub fortran_entries: String,
 }
 

@@ -187,8 +187,8 @@ fn find_mpi_library() -> Option<Library> {
             }
         }
     }
-    // libredio.so itself defines PMPI_Init in Open MPI builds (the entries
-    // of exports::fortran): taken for the MPI library, every stub would
+    // libredio.so itself defines PMPI_Init (the entries of
+    // exports::fortran): taken for the MPI library, every stub would
     // call redio's own entry, which calls the stub again, for good.
     let this_library = object_of(find_mpi_library as *mut c_void);
     loaded_objects()
