@@ -29,7 +29,7 @@ fn polled() -> bool {
 ///
 /// # Safety
 /// The arguments the MPI standard specifies for this function.
-pub unsafe fn PMPI_Waitall(
+pub(crate) unsafe fn PMPI_Waitall(
     count: c_int,
     requests: *mut ffi::MPI_Request,
     statuses: *mut ffi::MPI_Status,
@@ -41,7 +41,10 @@ pub unsafe fn PMPI_Waitall(
 ///
 /// # Safety
 /// The arguments the MPI standard specifies for this function.
-pub unsafe fn PMPI_Wait(request: *mut ffi::MPI_Request, status: *mut ffi::MPI_Status) -> c_int {
+pub(crate) unsafe fn PMPI_Wait(
+    request: *mut ffi::MPI_Request,
+    status: *mut ffi::MPI_Status,
+) -> c_int {
     library_waits::wait(polled(), request, status)
 }
 
@@ -53,7 +56,7 @@ macro_rules! polled_collective {
         ///
         /// # Safety
         /// The arguments the MPI standard specifies for this function.
-        pub unsafe fn $name($($arg: $ty),*) -> c_int {
+        pub(crate) unsafe fn $name($($arg: $ty),*) -> c_int {
             library_waits::blocking_or_polled(
                 polled(),
                 || pmpi::$name($($arg),*),
