@@ -19,11 +19,18 @@ one repetition to the next), N repetitions:
            --offline` (wall). The physical bound: each rank reads its data
            and writes its redundancy file's size with dd (conv=fsync), all
            ranks at once (wall). The launch: `mpiexec -n N` of the driver
-           doing nothing (wall).
+           doing nothing (wall). At the 2-member points (XOR and
+           PARTNER(1) with 2 ranks, where each rank's redundancy is its
+           partner's data) also the copy floor (copy_floor.c): the data
+           movement alone, through MPI, 1 MiB pieces, pread / pwrite /
+           fsync (in-process and wall), and the same sending from a mapping
+           of the data instead of reading it ("mmap send").
   rebuild  the lost ranks' data file and that tool's redundancy files are
            deleted (the directories stay), then redset_driver recover
            (redset_recover: MPI_Wtime and wall), `redio parity rebuild -n N`
-           (wall) and `redio parity rebuild --offline` (wall). After every
+           (wall), `redio parity rebuild --offline` (wall) and, at the
+           2-member points, the copy floor's rebuild (the survivor sends
+           the two files, the lost rank writes them; in-process and wall). After every
            rebuild the data files must be byte-identical to the originals
            (cmp), or the script stops: a comparison of a tool that fails is
            no result. The rebuilt redundancy files must exist; whether they
@@ -44,7 +51,7 @@ a loaded machine the median of the few dd processes can exceed a tool's).
 Usage (after scripts/build.sh; MPICH):
   REDSET_PREFIX=/path/to/redset/install benches/redset/compare.py \\
       [--reps 7] [--places tmpfs,disk] [--tmpfs DIR] [--disk DIR] \\
-      [--points xor:2:64,...] [--no-offline] [--no-injob] [--out DIR] \\
+      [--points xor:2:64,...] [--no-offline] [--no-injob] [--no-floor] [--out DIR] \\
       [--base OLD/redio [--base-lib-dir OLD_LIBS]]   (A/B against an earlier build)
   benches/redset/compare.py --report OUT/results.json   (the tables again)
 
@@ -100,6 +107,12 @@ class Point:
         name = {"xor": "XOR", "rs": f"RS({self.k})", "partner": f"PARTNER({self.k})"}[self.kind]
         return f"{name} {self.ranks} x {self.mib} MiB"
 
+    @property
+    def two_members(self):
+        """Each rank's redundancy is its partner's data (XOR or PARTNER(1)
+        with 2 ranks): the points the copy floor applies to."""
+        return self.ranks == 2 and (self.kind == "xor" or (self.kind == "partner" and self.k == 1))
+
     def redundancy_bytes(self):
         """The redundancy one rank writes (its payload, headers aside)."""
         size = self.mib * MiB
@@ -145,9 +158,12 @@ def build_driver(prefix, build):
     cmd = [MPICC, "-O3", "-DREDSET_ENABLE_MPI", "-I" + include, "-o", exe,
            os.path.join(HERE, "redset_driver.c"), *link, "-lredset", "-lkvtree", "-lrankstr"]
     subprocess.run(["nice", *cmd], check=True)
+    floor = os.path.join(build, "copy_floor")
+    subprocess.run(["nice", MPICC, "-O3", "-o", floor, os.path.join(HERE, "copy_floor.c")],
+                   check=True)
     hello = os.path.join(build, "hello")
     subprocess.run(["nice", MPICC, "-O2", "-o", hello, os.path.join(ROOT, "benches", "hello.c")], check=True)
-    return exe, hello
+    return exe, hello, floor
 
 
 def redset_version(prefix):
@@ -203,8 +219,8 @@ def same(a, b):
 
 
 class Bench:
-    def __init__(self, args, driver, hello):
-        self.args, self.driver, self.hello = args, driver, hello
+    def __init__(self, args, driver, hello, floor):
+        self.args, self.driver, self.hello, self.floor = args, driver, hello, floor
         # dicts: place, point, op, lost, variant, metric (wall, inproc,
         # create (redset_create_*, before inproc): seconds; identical: the
         # rebuilt redundancy files byte for byte), value
@@ -216,13 +232,14 @@ class Bench:
 
     # Layout under BASE: data/rank{r}/ckpt.dat (redio's redundancy files
     # beside it, in its root), redset/rank{r}/ (redset's), dd/ (the bound),
-    # orig/ (the lost ranks' originals), snap/ (their redundancy files).
+    # orig/ (the lost ranks' originals), snap/ (their redundancy files),
+    # floor/ (the copy floor's copies).
     def point(self, place, base, pt):
         n, size = pt.ranks, pt.mib * MiB
         shutil.rmtree(base, ignore_errors=True)
         data = [os.path.join(base, "data", f"rank{r}") for r in range(n)]
         reds = [os.path.join(base, "redset", f"rank{r}") for r in range(n)]
-        for d in data + reds + [os.path.join(base, x) for x in ("dd", "orig", "snap")]:
+        for d in data + reds + [os.path.join(base, x) for x in ("dd", "orig", "snap", "floor")]:
             os.makedirs(d, exist_ok=True)
         for r in range(n):
             write_random(os.path.join(data[r], "ckpt.dat"), size)
@@ -307,6 +324,25 @@ class Bench:
                 os.remove(os.path.join(base, "dd", f"rank{r}"))
             return {"wall": wall}
 
+        copies = os.path.join(base, "floor", "rank{rank}.copy")
+
+        def floor_seconds(out):
+            m = re.search(r"^copy-floor op=\S+ ranks=2 bytes=\d+ seconds=([0-9.]+) rc=0$", out, re.M)
+            if not m:
+                sys.exit(f"no timing from copy_floor:\n{out}")
+            return float(m.group(1))
+
+        def rm_copies():
+            for r in range(n):
+                path = copies.format(rank=r)
+                if os.path.exists(path):
+                    os.remove(path)
+
+        def a_floor(*how):
+            rm_copies()
+            wall, out = mpi([self.floor, "apply", files, copies, *how])
+            return {"wall": wall, "inproc": floor_seconds(out)}
+
         def a_launch():
             wall, _ = mpi([self.driver, "noop"])
             return {"wall": wall}
@@ -323,6 +359,9 @@ class Bench:
                 applies.append(("redio base in job", lambda: a_injob(base_cli, base_env)))
         if not self.args.no_offline:
             applies.append(("redio offline", a_offline))
+        with_floor = pt.two_members and not self.args.no_floor
+        if with_floor:
+            applies += [("copy floor", a_floor), ("copy floor, mmap send", lambda: a_floor("mmap"))]
         applies += [("dd bound", a_bound), ("launch", a_launch)]
 
         def lose(ranks, tool):
@@ -379,7 +418,24 @@ class Bench:
             same_red = check(ranks, kept, "redio offline")
             return {"wall": wall, "identical": same_red}
 
+        def r_floor(ranks):
+            # The lost rank's data and copy go; the survivor's copy is the
+            # lost data, so the rebuilt files are checked against both.
+            lost = ranks[0]
+            copy = copies.format(rank=lost)
+            keep = os.path.join(base, "snap", "floor.copy")
+            shutil.move(copy, keep)
+            os.remove(os.path.join(data[lost], "ckpt.dat"))
+            wall, out = mpi([self.floor, "rebuild", str(lost), files, copies])
+            check(ranks, [], "copy floor")
+            if not same(keep, copy):
+                sys.exit(f"copy floor: rebuilt {copy} differs from the lost one")
+            os.remove(keep)
+            return {"wall": wall, "inproc": floor_seconds(out)}
+
         rebuilds = [("redset", r_redset), ("redio", r_redio)]
+        if with_floor:
+            rebuilds.append(("copy floor", r_floor))
         if not self.args.no_offline:
             rebuilds.append(("redio offline", r_offline))
         if base_cli:
@@ -397,6 +453,8 @@ class Bench:
                 a_redio()
             if not os.listdir(reds[0]):
                 a_redset()
+            if with_floor and not os.path.exists(copies.format(rank=0)):
+                a_floor()
             for lost in pt.losses:
                 ranks = list(range(lost))
                 order = rebuilds[rep % len(rebuilds):] + rebuilds[:rep % len(rebuilds)]
@@ -440,6 +498,11 @@ def tables(samples, places, points, with_injob, with_offline, with_base=False):
         head += ["redio offline wall"]
     head += ["dd bound", "of bound (best): redset", "of bound (best): redio"
              + (" in job" if with_injob else " wall"), "launch"]
+    # The copy floor ran at the 2-member points, unless --no-floor.
+    with_floor = any(s["variant"] == "copy floor" for s in samples)
+    if with_floor:
+        head += ["copy floor (in-process)", "copy floor, mmap send (in-process)",
+                 "redset / copy floor (in-process)"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for place in places:
         for pt in points:
@@ -456,6 +519,9 @@ def tables(samples, places, points, with_injob, with_offline, with_base=False):
             redio_ref = g("redio in job", "inproc") if with_injob else g("redio")
             row += [cell(g("dd bound")), ratio(g("dd bound"), g("redset", "inproc"), min),
                     ratio(g("dd bound"), redio_ref, min), cell(g("launch"))]
+            if with_floor:
+                row += [cell(g("copy floor", "inproc")), cell(g("copy floor, mmap send", "inproc")),
+                        ratio(g("redset", "inproc"), g("copy floor", "inproc"))]
             lines.append("| " + " | ".join(row) + " |")
     lines += ["", "#### Rebuild (seconds: median (min–max); ratio = redset / redio)", ""]
     head = ["place", "point", "lost", "redset in-process", "redset wall", "redio wall", "ratio wall",
@@ -463,6 +529,9 @@ def tables(samples, places, points, with_injob, with_offline, with_base=False):
     if with_offline:
         head += ["redio offline wall", "ratio offline"]
     head += ["redundancy byte-identical: redset / redio"]
+    if with_floor:
+        head += ["copy floor (in-process)", "copy floor wall",
+                 "redset / copy floor: in-process", "redset / copy floor: wall"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for place in places:
         for pt in points:
@@ -476,6 +545,10 @@ def tables(samples, places, points, with_injob, with_offline, with_base=False):
                 same_redio = g("redio", "identical") + g("redio offline", "identical")
                 row += [f"{sum(g('redset', 'identical'))}/{len(g('redset', 'identical'))} / "
                         f"{sum(same_redio)}/{len(same_redio)}"]
+                if with_floor:
+                    row += [cell(g("copy floor", "inproc")), cell(g("copy floor")),
+                            ratio(g("redset", "inproc"), g("copy floor", "inproc")),
+                            ratio(g("redset"), g("copy floor"))]
                 lines.append("| " + " | ".join(row) + " |")
     if with_base:
         lines += ["", "#### redio against its base build (--base; seconds: median (min–max); "
@@ -528,6 +601,8 @@ def main():
                          f"(default {DEFAULT_POINTS})")
     ap.add_argument("--no-offline", action="store_true", help="skip redio --offline")
     ap.add_argument("--no-injob", action="store_true", help="skip redio's in-job apply")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="skip the copy floor at the 2-member points")
     ap.add_argument("--base", metavar="REDIO_CLI",
                     help="an earlier build's redio CLI, run interleaved as 'redio base' "
                          "(collective apply and rebuild, in-job apply) for an A/B of a change")
@@ -555,11 +630,11 @@ def main():
     if any(p not in dirs for p in places):
         sys.exit("--places: tmpfs and/or disk")
 
-    driver, hello = build_driver(prefix, os.path.join(args.out, "build"))
+    driver, hello, floor = build_driver(prefix, os.path.join(args.out, "build"))
     info = machine()
     info["redset"] = redset_version(prefix)
     info["load_start"] = loadavg()
-    bench = Bench(args, driver, hello)
+    bench = Bench(args, driver, hello, floor)
     for place in places:
         for pt in points:
             bench.point(place, os.path.join(dirs[place], "run"), pt)
