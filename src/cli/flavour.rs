@@ -77,6 +77,13 @@ impl Flavour {
     }
 }
 
+/// Open MPI 5's option for the directory of its launcher's session files
+/// (the directory follows it): `redio run` and the parity commands give
+/// each launch its own (src/cli/scratch.rs), and so do the tests' plain
+/// launches, so that the files of a launcher killed earlier cannot stop
+/// the next one.
+pub const OPENMPI5_SESSION_DIR_OPTION: [&str; 2] = ["--prtemca", "prte_tmpdir_base"];
+
 /// Launcher arguments of Open MPI 5 for a fault-tolerant job: ULFM on and
 /// more processes than cores allowed.
 ///
@@ -201,9 +208,7 @@ pub fn launcher_command(
                 // and the others waited in their next collective for good.
                 command.arg("--oversubscribe");
             }
-            command
-                .args(["--prtemca", "prte_tmpdir_base"])
-                .arg(session_base);
+            command.args(OPENMPI5_SESSION_DIR_OPTION).arg(session_base);
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 command.arg("--allow-run-as-root");

@@ -125,15 +125,20 @@ impl Mpi {
         match self {
             Mpi::Mpich => vec![],
             Mpi::OpenMpi => vec!["--oversubscribe".into(), "--allow-run-as-root".into()],
-            Mpi::OpenMpi5 => vec![
-                "--with-ft".into(),
-                "ulfm".into(),
-                "--oversubscribe".into(),
-                "--allow-run-as-root".into(),
-                "--prtemca".into(),
-                "prte_tmpdir_base".into(),
-                dir.join("launcher").display().to_string(),
-            ],
+            Mpi::OpenMpi5 => {
+                let mut args: Vec<String> = [
+                    "--with-ft",
+                    "ulfm",
+                    "--oversubscribe",
+                    "--allow-run-as-root",
+                ]
+                .iter()
+                .chain(&redio::cli::flavour::OPENMPI5_SESSION_DIR_OPTION)
+                .map(|a| a.to_string())
+                .collect();
+                args.push(dir.join("launcher").display().to_string());
+                args
+            }
         }
     }
 }
