@@ -315,13 +315,14 @@ pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
                 xor_of(got, srcs.len(), len, acc)
             } else {
                 let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
-                code.solve_piece_into(best(), rp, &data, &parity, len, false, bufs);
                 let l = rp
                     .lost_data
                     .iter()
                     .position(|&x| x == me)
                     .ok_or("not lost")?;
-                &bufs.solved[l][..len]
+                // This member's data alone: the row's other lost members
+                // rebuild their own.
+                code.solve_data_piece_into(best(), rp, &data, &parity, len, l, bufs)
             };
             if let Some(w) = &mut m.written {
                 w.observe(at, bytes);
