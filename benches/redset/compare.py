@@ -384,6 +384,8 @@ class Bench:
                 os.remove(os.path.join(data[r], "ckpt.dat"))
                 if tool == "redset":
                     victims = [os.path.join(reds[r], f) for f in os.listdir(reds[r])]
+                elif tool == "copy floor":
+                    victims = [c for c in [copies.format(rank=r)] if os.path.exists(c)]
                 else:
                     victims = glob.glob(os.path.join(data[r], "redio-parity*"))
                 if not victims:
@@ -428,18 +430,11 @@ class Bench:
             return {"wall": wall, "identical": same_red}
 
         def r_floor(ranks):
-            # The lost rank's data and copy go; the survivor's copy is the
-            # lost data, so the rebuilt files are checked against both.
-            lost = ranks[0]
-            copy = copies.format(rank=lost)
-            keep = os.path.join(base, "snap", "floor.copy")
-            shutil.move(copy, keep)
-            os.remove(os.path.join(data[lost], "ckpt.dat"))
-            wall, out = mpi([self.floor, "rebuild", str(lost), files, copies], NO_IO_DISCOVERY)
-            check(ranks, [], "copy floor")
-            if not same(keep, copy):
-                sys.exit(f"copy floor: rebuilt {copy} differs from the lost one")
-            os.remove(keep)
+            kept = lose(ranks, "copy floor")
+            wall, out = mpi([self.floor, "rebuild", str(ranks[0]), files, copies], NO_IO_DISCOVERY)
+            # The copy is all the floor keeps: it must come back byte for byte.
+            if not check(ranks, kept, "copy floor"):
+                sys.exit(f"copy floor: a rebuilt copy of rank {ranks[0]} differs from the lost one")
             return {"wall": wall, "inproc": floor_seconds(out)}
 
         rebuilds = [("redset", r_redset), ("redio", r_redio)]

@@ -74,17 +74,29 @@ static void wait_both(MPI_Request req[2]) {
   MPI_Wait(&req[1], MPI_STATUS_IGNORE);
 }
 
+/* The length of the piece at `off` of `size` bytes. */
+static int piece_len(off_t size, off_t off) {
+  return size - off < PIECE ? (int)(size - off) : PIECE;
+}
+
+/* Posts the send of piece `i` (at `off`) of `fd` to `peer`, double-buffered:
+ * read into buffer i % 2 (or taken from `map`, when not NULL) once the send
+ * from that buffer two pieces before has completed. */
+static void send_piece(int fd, const char *map, char *buf[2], MPI_Request req[2], off_t i,
+                       off_t off, int len, int peer, const char *path) {
+  int slot = (int)(i & 1);
+  MPI_Wait(&req[slot], MPI_STATUS_IGNORE);
+  if (!map && pread(fd, buf[slot], len, off) != len) fail("reading", path);
+  MPI_Isend(map ? map + off : buf[slot], len, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req[slot]);
+}
+
 /* Sends `size` bytes of `fd` to `peer`, reading a piece while the one
  * before is on its way. */
 static void send_file(int fd, off_t size, int peer, const char *path) {
   char *buf[2] = {aligned_piece(), aligned_piece()};
   MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  for (off_t off = 0, i = 0; off < size; off += PIECE, i++) {
-    int slot = (int)(i & 1), len = size - off < PIECE ? (int)(size - off) : PIECE;
-    MPI_Wait(&req[slot], MPI_STATUS_IGNORE);
-    if (pread(fd, buf[slot], len, off) != len) fail("reading", path);
-    MPI_Isend(buf[slot], len, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req[slot]);
-  }
+  for (off_t off = 0, i = 0; off < size; off += PIECE, i++)
+    send_piece(fd, NULL, buf, req, i, off, piece_len(size, off), peer, path);
   wait_both(req);
   free(buf[0]);
   free(buf[1]);
@@ -103,7 +115,7 @@ static void write_piece(int fd, const char *buf, int len, off_t off, const char 
 static void recv_file(int fd, off_t size, int peer, const char *path) {
   char *buf = aligned_piece();
   for (off_t off = 0; off < size; off += PIECE) {
-    int len = size - off < PIECE ? (int)(size - off) : PIECE;
+    int len = piece_len(size, off);
     MPI_Recv(buf, len, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     write_piece(fd, buf, len, off, path);
   }
@@ -145,15 +157,9 @@ static double apply(const char *data, const char *copy, int use_mmap, double *by
   MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   off_t most = mine > theirs ? mine : theirs;
   for (off_t off = 0, i = 0; off < most; off += PIECE, i++) {
-    int slot = (int)(i & 1);
-    if (off < mine) {
-      int len = mine - off < PIECE ? (int)(mine - off) : PIECE;
-      MPI_Wait(&req[slot], MPI_STATUS_IGNORE);
-      if (!map && pread(in, sbuf[slot], len, off) != len) fail("reading", data);
-      MPI_Isend(map ? map + off : sbuf[slot], len, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req[slot]);
-    }
+    if (off < mine) send_piece(in, map, sbuf, req, i, off, piece_len(mine, off), peer, data);
     if (off < theirs) {
-      int len = theirs - off < PIECE ? (int)(theirs - off) : PIECE;
+      int len = piece_len(theirs, off);
       MPI_Recv(buf, len, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       write_piece(out, buf, len, off, copy);
     }
