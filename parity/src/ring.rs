@@ -19,7 +19,7 @@
 //! bounded by two `k`-piece buffers plus one data piece, whatever the file
 //! size. For XOR (`k = 1`) this is the reduce-scatter of Gropp et al.
 
-use crate::gf::kernel::Kernel;
+use crate::gf::kernel::{linear_combination, Kernel};
 use crate::stripe::StripeCode;
 use redio_aligned::{AlignedBuf, ByteBuf};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -228,14 +228,10 @@ pub fn rebuild<B: ByteBuf>(
                 if m == last {
                     for (l, &lost) in plan.lost_data.iter().enumerate() {
                         mine.clear();
-                        mine.resize(len, 0);
-                        for e in 0..n {
-                            kernel.mul_acc(
-                                plan.inverse.get(l, e),
-                                &msg[e * len..(e + 1) * len],
-                                &mut mine,
-                            );
-                        }
+                        mine.resize_for_overwrite(len);
+                        let terms =
+                            (0..n).map(|e| (plan.inverse.get(l, e), &msg[e * len..(e + 1) * len]));
+                        linear_combination(kernel, terms, &mut mine);
                         t.send(lost, &mine)?;
                         traffic.sent += len as u64;
                     }

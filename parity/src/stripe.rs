@@ -23,7 +23,7 @@
 //! so the row is solvable exactly when the lost data chunks are no more than
 //! the surviving parity chunks; lost parity chunks are then re-encoded.
 
-use crate::gf::kernel::Kernel;
+use crate::gf::kernel::{linear_combination, Kernel};
 use crate::matrix::{Matrix, Singular};
 use crate::scheme::{Scheme, SchemeError};
 use redio_aligned::AlignedBuf;
@@ -166,11 +166,10 @@ impl StripeCode {
         data: &[&[u8]],
         parity: &mut [B],
     ) {
+        let members = self.data_members(r);
         for (j, out) in parity.iter_mut().enumerate().take(self.k) {
-            out.fill(0);
-            for i in self.data_members(r) {
-                self.contribute(kernel, j, i, data[i], out);
-            }
+            let terms = members.iter().map(|&i| (self.coefficient(j, i), data[i]));
+            linear_combination(kernel, terms, out);
         }
     }
 
@@ -257,7 +256,7 @@ impl StripeCode {
         bufs: &mut PieceBuffers,
     ) {
         let lost = plan.lost_data.len();
-        zeroed(&mut bufs.solved, lost, len);
+        sized(&mut bufs.solved, lost, len);
         for (l, x) in bufs.solved.iter_mut().take(lost).enumerate() {
             self.solve_lost(kernel, plan, data, parity, l, x);
         }
@@ -266,17 +265,17 @@ impl StripeCode {
         }
         // Re-encode the lost parity from the now complete data.
         let members = self.data_members(plan.row);
-        zeroed(&mut bufs.parity, plan.lost_parity.len(), len);
+        sized(&mut bufs.parity, plan.lost_parity.len(), len);
+        let solved = &bufs.solved;
         for (out, &j) in bufs.parity.iter_mut().zip(&plan.lost_parity) {
-            for &i in &members {
+            let terms = members.iter().filter_map(|&i| {
                 let d = match plan.lost_data.iter().position(|&m| m == i) {
-                    Some(l) => Some(&bufs.solved[l][..]),
+                    Some(l) => Some(&solved[l][..]),
                     None => data[i],
                 };
-                if let Some(d) = d {
-                    self.contribute(kernel, j, i, d, out);
-                }
-            }
+                d.map(|d| (self.coefficient(j, i), d))
+            });
+            linear_combination(kernel, terms, out);
         }
     }
 
@@ -295,18 +294,19 @@ impl StripeCode {
         l: usize,
         bufs: &'b mut PieceBuffers,
     ) -> &'b [u8] {
-        zeroed(&mut bufs.solved, 1, len);
+        sized(&mut bufs.solved, 1, len);
         self.solve_lost(kernel, plan, data, parity, l, &mut bufs.solved[0]);
         &bufs.solved[0][..len]
     }
 
-    /// Adds lost data member `plan.lost_data[l]` to `x` (zero on entry),
-    /// straight from the row's pieces. With `b_e` the parity of equation
+    /// Writes lost data member `plan.lost_data[l]` into `x`, straight from
+    /// the row's pieces. With `b_e` the parity of equation
     /// `plan.equations[e]` plus the known data's contributions to it,
     /// `x_l = Σ_e A⁻¹[l][e] · b_e`, which expands to
     /// `Σ_e A⁻¹[l][e] · c_e + Σ_i (Σ_e A⁻¹[l][e] · E[e][i]) · d_i`: one pass
-    /// per surviving piece with a combined coefficient, and no `b_e` buffers
-    /// to zero and fill (issue 20: they were 10% of a two-member rebuild).
+    /// per surviving piece with a combined coefficient, no `b_e` buffers,
+    /// and the first pass written over `x` (issue 20: zero-filled buffers
+    /// were 10% of a two-member rebuild).
     fn solve_lost(
         &self,
         kernel: &dyn Kernel,
@@ -316,32 +316,32 @@ impl StripeCode {
         l: usize,
         x: &mut [u8],
     ) {
-        for (e, &j) in plan.equations.iter().enumerate() {
-            let coefficient = plan.inverse.get(l, e);
-            if let Some(c) = parity[j].filter(|_| coefficient != 0) {
-                kernel.mul_acc(coefficient, c, x);
-            }
-        }
-        for i in self.data_members(plan.row) {
-            let Some(d) = data[i].filter(|_| !plan.lost_data.contains(&i)) else {
-                continue;
-            };
-            let coefficient = plan.equations.iter().enumerate().fold(0u8, |sum, (e, &j)| {
-                sum ^ crate::gf::mul(plan.inverse.get(l, e), self.coefficient(j, i))
+        let from_parity = plan
+            .equations
+            .iter()
+            .enumerate()
+            .filter_map(|(e, &j)| parity[j].map(|c| (plan.inverse.get(l, e), c)));
+        let from_data = self
+            .data_members(plan.row)
+            .into_iter()
+            .filter(|i| !plan.lost_data.contains(i))
+            .filter_map(|i| {
+                let coefficient = plan.equations.iter().enumerate().fold(0u8, |sum, (e, &j)| {
+                    sum ^ crate::gf::mul(plan.inverse.get(l, e), self.coefficient(j, i))
+                });
+                data[i].map(|d| (coefficient, d))
             });
-            if coefficient != 0 {
-                kernel.mul_acc(coefficient, d, x);
-            }
-        }
+        linear_combination(kernel, from_parity.chain(from_data), x);
     }
 }
 
-/// The first `n` buffers of `v`, each `len` zero bytes (accumulators).
-fn zeroed(v: &mut Vec<AlignedBuf>, n: usize, len: usize) {
+/// The first `n` buffers of `v`, each `len` bytes long, their contents
+/// unspecified: every byte is written by a [`linear_combination`].
+fn sized(v: &mut Vec<AlignedBuf>, n: usize, len: usize) {
     v.resize_with(n.max(v.len()), AlignedBuf::new);
     for b in v.iter_mut().take(n) {
         b.clear();
-        b.resize(len, 0);
+        b.resize_for_overwrite(len);
     }
 }
 

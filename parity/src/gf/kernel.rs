@@ -1,6 +1,7 @@
-//! The bulk GF(2^8) kernels: `dst ^= c·src` (multiply-accumulate) and
-//! `dst ^= src`, behind one small trait so that a faster kernel can replace
-//! another without touching the codes.
+//! The bulk GF(2^8) kernels: `dst ^= c·src` (multiply-accumulate),
+//! `dst = c·src` (multiply, for the first term of a sum: no zero-fill
+//! before it) and `dst ^= src`, behind one small trait so that a faster
+//! kernel can replace another without touching the codes.
 //!
 //! Three implementations, chosen once at run time by [`best`]:
 //! - [`Scalar`]: portable, one table lookup per byte (what redset does);
@@ -29,11 +30,30 @@ pub trait Kernel: Send + Sync {
     /// If the lengths differ: callers slice both to the same piece.
     fn mul_acc(&self, c: u8, src: &[u8], dst: &mut [u8]);
 
+    /// `dst[i] = c·src[i]` for every i: the first term of a sum, written
+    /// over whatever `dst` held (issue 20: a zero-fill and a read of `dst`
+    /// fewer per sum).
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    fn mul(&self, c: u8, src: &[u8], dst: &mut [u8]);
+
     /// `dst[i] ^= src[i]` for every i.
     ///
     /// # Panics
     /// If the lengths differ.
     fn xor_acc(&self, src: &[u8], dst: &mut [u8]);
+}
+
+/// `dst = c·src` where the coefficient needs no multiplication (0 or 1);
+/// false when it does.
+fn trivial_mul(c: u8, src: &[u8], dst: &mut [u8]) -> bool {
+    match c {
+        0 => dst.fill(0),
+        1 => dst.copy_from_slice(src),
+        _ => return false,
+    }
+    true
 }
 
 fn check_lengths(src: &[u8], dst: &[u8]) {
@@ -67,6 +87,14 @@ impl Kernel for Scalar {
         }
     }
 
+    fn mul(&self, c: u8, src: &[u8], dst: &mut [u8]) {
+        check_lengths(src, dst);
+        let row = mul_row(c);
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = row[*s as usize];
+        }
+    }
+
     fn xor_acc(&self, src: &[u8], dst: &mut [u8]) {
         check_lengths(src, dst);
         let mut d_words = dst.chunks_exact_mut(8);
@@ -79,6 +107,29 @@ impl Kernel for Scalar {
         for (d, s) in d_words.into_remainder().iter_mut().zip(s_words.remainder()) {
             *d ^= *s;
         }
+    }
+}
+
+/// `dst = Σ c·piece` over `terms` (each piece as long as `dst`): the
+/// first term with a nonzero coefficient is written over `dst` and the
+/// others added, so a sum needs no zero-filled accumulator; no such term
+/// leaves `dst` zero.
+pub fn linear_combination<'a>(
+    kernel: &dyn Kernel,
+    terms: impl IntoIterator<Item = (u8, &'a [u8])>,
+    dst: &mut [u8],
+) {
+    let mut written = false;
+    for (c, piece) in terms.into_iter().filter(|&(c, _)| c != 0) {
+        if written {
+            kernel.mul_acc(c, piece, dst);
+        } else {
+            kernel.mul(c, piece, dst);
+            written = true;
+        }
+    }
+    if !written {
+        dst.fill(0);
     }
 }
 
@@ -101,7 +152,7 @@ pub fn affine_matrix(c: u8) -> u64 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{affine_matrix, check_lengths, Kernel, Scalar};
+    use super::{affine_matrix, check_lengths, trivial_mul, Kernel, Scalar};
     use crate::gf::mul;
     use std::arch::x86_64::*;
 
@@ -150,7 +201,15 @@ mod x86 {
                 0 => {}
                 1 => self.xor_acc(src, dst),
                 // SAFETY: AVX2 was detected when this value was built.
-                _ => unsafe { shuffle_mul_acc(c, src, dst) },
+                _ => unsafe { shuffle_mul::<true>(c, src, dst) },
+            }
+        }
+
+        fn mul(&self, c: u8, src: &[u8], dst: &mut [u8]) {
+            check_lengths(src, dst);
+            if !trivial_mul(c, src, dst) {
+                // SAFETY: AVX2 was detected when this value was built.
+                unsafe { shuffle_mul::<false>(c, src, dst) }
             }
         }
 
@@ -172,7 +231,15 @@ mod x86 {
                 0 => {}
                 1 => self.xor_acc(src, dst),
                 // SAFETY: GFNI and AVX2 were detected when this value was built.
-                _ => unsafe { affine_mul_acc(c, src, dst) },
+                _ => unsafe { affine_mul::<true>(c, src, dst) },
+            }
+        }
+
+        fn mul(&self, c: u8, src: &[u8], dst: &mut [u8]) {
+            check_lengths(src, dst);
+            if !trivial_mul(c, src, dst) {
+                // SAFETY: GFNI and AVX2 were detected when this value was built.
+                unsafe { affine_mul::<false>(c, src, dst) }
             }
         }
 
@@ -200,8 +267,9 @@ mod x86 {
         Scalar.xor_acc(&src[n..], &mut dst[n..]);
     }
 
+    /// `dst ^= c·src` (`ACC`) or `dst = c·src`.
     #[target_feature(enable = "avx2")]
-    unsafe fn shuffle_mul_acc(c: u8, src: &[u8], dst: &mut [u8]) {
+    unsafe fn shuffle_mul<const ACC: bool>(c: u8, src: &[u8], dst: &mut [u8]) {
         let mut lo = [0u8; 16];
         let mut hi = [0u8; 16];
         for i in 0..16u8 {
@@ -219,11 +287,30 @@ mod x86 {
             let xl = _mm256_and_si256(x, mask);
             let xh = _mm256_and_si256(_mm256_srli_epi16(x, 4), mask);
             let prod = _mm256_xor_si256(_mm256_shuffle_epi8(tlo, xl), _mm256_shuffle_epi8(thi, xh));
-            let acc = _mm256_loadu_si256(d.add(i) as *const __m256i);
-            _mm256_storeu_si256(d.add(i) as *mut __m256i, _mm256_xor_si256(acc, prod));
+            _mm256_storeu_si256(d.add(i) as *mut __m256i, accumulated::<ACC>(d.add(i), prod));
             i += 32;
         }
-        Scalar.mul_acc(c, &src[n..], &mut dst[n..]);
+        scalar_tail::<ACC>(c, &src[n..], &mut dst[n..]);
+    }
+
+    /// `prod`, XORed with the 32 bytes at `d` when accumulating.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn accumulated<const ACC: bool>(d: *const u8, prod: __m256i) -> __m256i {
+        if ACC {
+            _mm256_xor_si256(_mm256_loadu_si256(d as *const __m256i), prod)
+        } else {
+            prod
+        }
+    }
+
+    /// The bytes past the last whole vector.
+    fn scalar_tail<const ACC: bool>(c: u8, src: &[u8], dst: &mut [u8]) {
+        if ACC {
+            Scalar.mul_acc(c, src, dst)
+        } else {
+            Scalar.mul(c, src, dst)
+        }
     }
 
     /// `vgf2p8affineqb` through inline assembly: its intrinsic is newer
@@ -242,8 +329,9 @@ mod x86 {
         out
     }
 
+    /// `dst ^= c·src` (`ACC`) or `dst = c·src`.
     #[target_feature(enable = "avx2")]
-    unsafe fn affine_mul_acc(c: u8, src: &[u8], dst: &mut [u8]) {
+    unsafe fn affine_mul<const ACC: bool>(c: u8, src: &[u8], dst: &mut [u8]) {
         let m = _mm256_set1_epi64x(affine_matrix(c) as i64);
         let n = src.len() / 64 * 64;
         let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
@@ -251,15 +339,13 @@ mod x86 {
         while i < n {
             let x0 = _mm256_loadu_si256(s.add(i) as *const __m256i);
             let x1 = _mm256_loadu_si256(s.add(i + 32) as *const __m256i);
-            let p0 = affine(x0, m);
-            let p1 = affine(x1, m);
-            let a0 = _mm256_loadu_si256(d.add(i) as *const __m256i);
-            let a1 = _mm256_loadu_si256(d.add(i + 32) as *const __m256i);
-            _mm256_storeu_si256(d.add(i) as *mut __m256i, _mm256_xor_si256(a0, p0));
-            _mm256_storeu_si256(d.add(i + 32) as *mut __m256i, _mm256_xor_si256(a1, p1));
+            let p0 = accumulated::<ACC>(d.add(i), affine(x0, m));
+            let p1 = accumulated::<ACC>(d.add(i + 32), affine(x1, m));
+            _mm256_storeu_si256(d.add(i) as *mut __m256i, p0);
+            _mm256_storeu_si256(d.add(i + 32) as *mut __m256i, p1);
             i += 64;
         }
-        Scalar.mul_acc(c, &src[n..], &mut dst[n..]);
+        scalar_tail::<ACC>(c, &src[n..], &mut dst[n..]);
     }
 }
 
@@ -341,6 +427,15 @@ mod tests {
                     assert_eq!(got, want, "kernel {} c={c} len={len}", k.name());
                 }
             }
+            for c in 0..=255u8 {
+                let want: Vec<u8> = src.iter().map(|&s| mul(c, s)).collect();
+                for k in &kernels {
+                    // Over arbitrary bytes: nothing of `dst` may survive.
+                    let mut got = orig.clone();
+                    k.mul(c, &src, &mut got);
+                    assert_eq!(got, want, "kernel {} mul c={c} len={len}", k.name());
+                }
+            }
             let mut want = orig.clone();
             Scalar.xor_acc(&src, &mut want);
             for k in &kernels {
@@ -348,6 +443,20 @@ mod tests {
                 k.xor_acc(&src, &mut got);
                 assert_eq!(got, want, "kernel {} xor len={len}", k.name());
             }
+        }
+    }
+
+    #[test]
+    fn a_linear_combination_overwrites_what_the_buffer_held() {
+        let (a, b) = (bytes(100, 1), bytes(100, 2));
+        let want: Vec<u8> = a.iter().zip(&b).map(|(&x, &y)| mul(3, x) ^ y).collect();
+        for k in available() {
+            let mut dst = bytes(100, 9);
+            linear_combination(k, [(0, &b[..]), (3, &a[..]), (1, &b[..])], &mut dst);
+            assert_eq!(dst, want, "kernel {}", k.name());
+            // Only zero coefficients (or none): zeros, not the old bytes.
+            linear_combination(k, [(0, &a[..])], &mut dst);
+            assert_eq!(dst, vec![0; 100], "kernel {}", k.name());
         }
     }
 
@@ -361,6 +470,12 @@ mod tests {
     #[should_panic(expected = "lengths differ")]
     fn unequal_lengths_are_refused() {
         Scalar.mul_acc(3, &[1, 2], &mut [0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "lengths differ")]
+    fn unequal_lengths_are_refused_by_mul() {
+        best().mul(1, &[1, 2], &mut [0]);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{Damage, Local, Rebuilt};
 use crate::encode::header_for;
 use crate::files::{self, AtomicFile};
 use crate::format::{self, Header};
-use crate::gf::kernel::best;
+use crate::gf::kernel::{best, linear_combination};
 use crate::logical::{logical_reader, write_logical, LogicalReader};
 use crate::logical_crc::LogicalCrc;
 use crate::redundancy_file::open_redundancy;
@@ -339,10 +339,12 @@ pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
             } else if rp.lost_data.is_empty() {
                 // Every data member of the row answered: sum them.
                 acc.clear();
-                acc.resize(len, 0);
-                for (n, &(src, _)) in srcs.iter().enumerate() {
-                    code.contribute(best(), j, src, &got[n][..len], acc);
-                }
+                acc.resize_for_overwrite(len);
+                let terms = srcs
+                    .iter()
+                    .zip(got)
+                    .map(|(&(src, _), g)| (code.coefficient(j, src), &g[..len]));
+                linear_combination(best(), terms, acc);
                 acc
             } else {
                 // The row's survivors answered: solve its lost data, then
