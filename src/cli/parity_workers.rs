@@ -13,6 +13,7 @@
 
 use super::flavour::{self, Flavour};
 use super::parity::{Offline, EXIT_ERROR};
+use super::parity_startup::StartupProbe;
 use redio_parity::worker_args::{JobSpec, Operation};
 use std::ffi::{c_char, c_int, CString};
 use std::io::{BufRead, BufReader};
@@ -20,25 +21,6 @@ use std::process::{ExitCode, Stdio};
 
 /// The line rank 0 ends its report with.
 const EXIT_MARKER: &str = "redio-parity-exit: ";
-
-/// hwloc's components that discover I/O devices (PCI through sysfs, or
-/// through libpciaccess when that one is off), left out of the workers'
-/// topology: reading each device's PCI configuration space traps to the
-/// hypervisor on a VM, which cost a 4-rank launch 0.06 s of its 0.18 s
-/// under MPICH and 0.11 s of 0.44 s under Open MPI 4.1 (docs/benchmarks.md,
-/// "Start-up of the parity commands"). The workers bind nothing and pick
-/// no NIC, so they need no I/O topology.
-const HWLOC_WITHOUT_IO: &str = "-linuxio,-pci";
-
-/// The variable and value that keep hwloc's I/O discovery out of the job,
-/// unless the user chose hwloc's components (`user`: their
-/// `HWLOC_COMPONENTS`), which stays as it is.
-fn hwloc_components(user: Option<std::ffi::OsString>) -> Option<(String, String)> {
-    match user {
-        Some(_) => None,
-        None => Some(("HWLOC_COMPONENTS".into(), HWLOC_WITHOUT_IO.into())),
-    }
-}
 
 fn fail(op: &str, e: impl std::fmt::Display) -> ExitCode {
     eprintln!("redio parity {op}: {e}");
@@ -153,6 +135,12 @@ fn recorded_ranks(spec: &JobSpec, ranks: u32) -> Option<(u32, std::path::PathBuf
 /// healthy, 2 unrecoverable (nothing written); encode 0; 3 error.
 pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, String)>) -> ExitCode {
     let name = op.name();
+    let flavour = match Flavour::resolve(place.mpi) {
+        Ok(f) => f,
+        Err(e) => return fail(name, e),
+    };
+    // Beside reading the job's headers below.
+    let probe = StartupProbe::start(flavour);
     let (spec, ranks) = match spec_of(op, place, encode) {
         Ok(x) => x,
         Err(e) => return fail(name, e),
@@ -163,7 +151,6 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
         Err(e) => return fail(name, e),
     };
     let prepared = (|| -> Result<std::process::Command, String> {
-        let flavour = Flavour::resolve(place.mpi)?;
         let preload = format!(
             "{} {}",
             flavour::find_library(flavour)?.display(),
@@ -173,14 +160,11 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
             ("LD_PRELOAD".to_string(), preload),
             ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ];
-        let hwloc = hwloc_components(std::env::var_os("HWLOC_COMPONENTS"));
-        env.extend(hwloc.clone());
+        let startup = probe.finish();
+        env.extend(startup.workers);
         let mut command =
             flavour::launcher_command(flavour, ranks, false, &env, session_base.path())?;
-        // The launcher too: Open MPI's discovers the node's topology itself.
-        if let Some((name, value)) = hwloc {
-            command.env(name, value);
-        }
+        command.envs(startup.launcher);
         let redio = std::env::current_exe().map_err(|e| format!("the redio executable: {e}"))?;
         command
             .args(&place.launcher_args)
@@ -253,19 +237,4 @@ pub fn worker(args: &[String]) -> ExitCode {
         return fail("worker", "MPI_Init failed");
     }
     ExitCode::SUCCESS
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn io_discovery_is_left_out_unless_the_user_chose_components() {
-        assert_eq!(
-            hwloc_components(None),
-            Some(("HWLOC_COMPONENTS".into(), "-linuxio,-pci".into()))
-        );
-        assert_eq!(hwloc_components(Some("-pci".into())), None);
-        assert_eq!(hwloc_components(Some("".into())), None);
-    }
 }
