@@ -12,6 +12,8 @@
 //! Bytes seen again are skipped; bytes past a gap in a segment are not
 //! hashed, and [`LogicalCrc::missing`] names what is left to read.
 
+use crc32fast::Hasher;
+
 /// One stretch of the logical file inside one file and one chunk.
 struct Segment {
     /// Logical offset of its first byte.
@@ -20,7 +22,7 @@ struct Segment {
     end: u64,
     /// The next byte it expects (bytes must come in order).
     next: u64,
-    hasher: crc32fast::Hasher,
+    hasher: Hasher,
 }
 
 /// Per-file CRC32s assembled from reads of a logical file.
@@ -31,6 +33,8 @@ pub struct LogicalCrc {
     file_first: Vec<usize>,
     /// Logical offset of each file's first byte (and one past the last).
     file_start: Vec<u64>,
+    /// The chunk size it cuts at (0: none).
+    chunk: u64,
 }
 
 impl LogicalCrc {
@@ -55,7 +59,7 @@ impl LogicalCrc {
                     start: at,
                     end: stop,
                     next: at,
-                    hasher: crc32fast::Hasher::new(),
+                    hasher: Hasher::new(),
                 });
                 at = stop;
             }
@@ -67,6 +71,7 @@ impl LogicalCrc {
             segments,
             file_first,
             file_start,
+            chunk,
         }
     }
 
@@ -114,7 +119,7 @@ impl LogicalCrc {
         self.file_first
             .windows(2)
             .map(|w| {
-                let mut file = crc32fast::Hasher::new();
+                let mut file = Hasher::new();
                 let mut whole = true;
                 for s in segments.by_ref().take(w[1] - w[0]) {
                     whole &= s.next == s.end;
@@ -125,11 +130,80 @@ impl LogicalCrc {
             .collect()
     }
 
+    /// The CRC32 of each of the first `count` chunks of the logical file,
+    /// padded with zeros to the end of the last (XOR parity's CRC32 comes
+    /// from them: [`crc_of_xor`]); `None` when some byte was not seen or
+    /// no chunk size was given.
+    pub fn chunk_crcs(&self, count: usize) -> Option<Vec<u32>> {
+        if self.chunk == 0 {
+            return None;
+        }
+        let mut out = vec![Hasher::new(); count];
+        for s in &self.segments {
+            let d = (s.start / self.chunk) as usize;
+            if s.next != s.end || d >= count {
+                return None;
+            }
+            out[d].combine(&s.hasher);
+        }
+        Some(
+            out.into_iter()
+                .map(|mut h| {
+                    h.combine(&zeros(self.chunk - h.total_len()));
+                    h.finalize()
+                })
+                .collect(),
+        )
+    }
+
     /// Each file's CRC32, or `None` when some byte was not seen (the
     /// caller then reads the files again).
     pub fn finish(self) -> Option<Vec<u32>> {
         self.file_crcs().into_iter().collect()
     }
+}
+
+/// The CRC32 state of `len` zero bytes, to append with
+/// [`Hasher::combine`], without hashing them (by doubling: 64 steps at
+/// most).
+pub fn zeros(len: u64) -> Hasher {
+    let mut out = Hasher::new();
+    let mut power = Hasher::new();
+    power.update(&[0]);
+    let mut n = len;
+    while n > 0 {
+        if n & 1 == 1 {
+            out.combine(&power);
+        }
+        let twice = power.clone();
+        power.combine(&twice);
+        n >>= 1;
+    }
+    out
+}
+
+/// The CRC32 of the XOR of blocks of `len` bytes each, from the blocks'
+/// CRC32s. CRC32 is affine over GF(2): `crc(a) = L(a) ^ crc(zeros)` with
+/// `L` linear, so the XOR of an odd number of CRC32s is the CRC32 of the
+/// XOR, and an even number needs `crc(zeros)` once more. An encode that
+/// knows its members' chunk CRC32s (it read them) so hashes no parity.
+pub fn crc_of_xor(crcs: &[u32], len: u64) -> u32 {
+    let x = crcs.iter().fold(0, |acc, &c| acc ^ c);
+    if crcs.len() % 2 == 0 {
+        x ^ zeros(len).finalize()
+    } else {
+        x
+    }
+}
+
+/// The CRC32 of files one after the other, from each one's CRC32 and size
+/// (a logical file's, from its files').
+pub fn crc_of_concatenation(parts: impl IntoIterator<Item = (u32, u64)>) -> u32 {
+    let mut out = Hasher::new();
+    for (crc, len) in parts {
+        out.combine(&Hasher::new_with_initial_len(crc, len));
+    }
+    out.finalize()
 }
 
 #[cfg(test)]
@@ -224,6 +298,61 @@ mod tests {
         }
         assert!(crc.missing().is_empty());
         assert_eq!(crc.file_crcs(), expected);
+    }
+
+    #[test]
+    fn parity_crcs_follow_from_the_chunks_crcs_without_hashing_the_parity() {
+        // Three members' logical files (different lengths, one of two
+        // files), each padded to 2 chunks of 700 bytes.
+        let chunk = 700u64;
+        let members: Vec<Vec<Vec<u8>>> = vec![
+            vec![bytes(1000, 1)],
+            vec![bytes(300, 2), bytes(99, 3)],
+            vec![bytes(1400, 4)],
+        ];
+        let mut padded = Vec::new();
+        let mut chunk_crcs = Vec::new();
+        for files in &members {
+            let mut logical = files.concat();
+            let sizes: Vec<u64> = files.iter().map(|f| f.len() as u64).collect();
+            let mut crc = LogicalCrc::new(&sizes, chunk);
+            for (i, piece) in logical.chunks(128).enumerate() {
+                crc.observe(i as u64 * 128, piece);
+            }
+            logical.resize(2 * chunk as usize, 0);
+            let want: Vec<u32> = logical
+                .chunks(chunk as usize)
+                .map(crc32fast::hash)
+                .collect();
+            assert_eq!(crc.chunk_crcs(2), Some(want.clone()));
+            // The logical file's CRC32 from its files' CRC32s and sizes.
+            let whole =
+                crc_of_concatenation(files.iter().map(|f| (crc32fast::hash(f), f.len() as u64)));
+            assert_eq!(whole, crc32fast::hash(&files.concat()));
+            padded.push(logical);
+            chunk_crcs.push(want);
+        }
+        // The XOR of one, two and three chunks.
+        for n in 1..=3 {
+            let mut xor = vec![0u8; chunk as usize];
+            for m in &padded[..n] {
+                for (x, b) in xor.iter_mut().zip(&m[..chunk as usize]) {
+                    *x ^= b;
+                }
+            }
+            let crcs: Vec<u32> = chunk_crcs[..n].iter().map(|c| c[0]).collect();
+            assert_eq!(
+                crc_of_xor(&crcs, chunk),
+                crc32fast::hash(&xor),
+                "{n} blocks"
+            );
+        }
+        assert_eq!(zeros(0).finalize(), 0);
+        assert_eq!(zeros(4099).finalize(), crc32fast::hash(&[0; 4099]));
+        // A chunk with a byte not seen gives none.
+        let mut crc = LogicalCrc::new(&[1000], chunk);
+        crc.observe(0, &bytes(500, 1));
+        assert_eq!(crc.chunk_crcs(2), None);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use redio_parity::files::{self, AtomicFile};
 use redio_parity::format::{self, Header, MemberMeta};
 use redio_parity::gf::kernel::best;
 use redio_parity::logical::LogicalReader;
-use redio_parity::logical_crc::LogicalCrc;
+use redio_parity::logical_crc::{crc_of_concatenation, crc_of_xor, LogicalCrc};
 use redio_parity::partner;
 use redio_parity::progress::Progress;
 use redio_parity::ring::{self, Traffic, Transport};
@@ -301,38 +301,53 @@ fn write_file(
         progress.add(buf.len() as u64);
         Ok::<_, String>(())
     };
+    // RS parity is hashed as it is written; XOR parity's and PARTNER
+    // copies' CRC32s follow from the data CRC32s the members exchange
+    // below (`payload_crcs`), so those bytes are not hashed twice.
+    let hashed = matches!(req.scheme, Scheme::Rs { .. });
     let mut hashers = vec![crc32fast::Hasher::new(); header.payload.len()];
     let piece = req.piece.max(1);
-    let traffic = match req.scheme {
+    let code = match req.scheme {
         Scheme::Xor | Scheme::Rs { .. } => {
-            let code = StripeCode::new(req.scheme, p).map_err(|e| e.to_string())?;
+            Some(StripeCode::new(req.scheme, p).map_err(|e| e.to_string())?)
+        }
+        _ => None,
+    };
+    let traffic = match (req.scheme, &code) {
+        (Scheme::Xor | Scheme::Rs { .. }, Some(code)) => {
             let mut read =
                 |d: usize, off: u64, buf: &mut [u8]| read_logical(d as u64 * chunk + off, buf);
             let mut write = |j: usize, off: u64, bytes: &[u8]| {
-                hashers[j].update(bytes);
+                if hashed {
+                    hashers[j].update(bytes);
+                }
                 out.write_at(bytes, hlen + j as u64 * chunk + off)
                     .map_err(io)
             };
             match set_comm {
-                None => ring::encode(&code, best(), t, chunk, piece, &mut read, &mut write)?,
+                None => ring::encode(code, best(), t, chunk, piece, &mut read, &mut write)?,
                 Some(c) => {
-                    reduce_scatter::encode(c.0, &code, best(), chunk, piece, &mut read, &mut write)?
+                    reduce_scatter::encode(c.0, code, best(), chunk, piece, &mut read, &mut write)?
                 }
             }
         }
-        Scheme::Partner { copies } => partner_copies(
+        (Scheme::Partner { copies }, _) => partner_copies(
             &template,
             me,
             copies as usize,
             piece,
             t,
             &mut read_logical,
-            |slot, at, b| {
-                hashers[slot].update(b);
-                out.write_at(b, hlen + at).map_err(io)
-            },
+            |_, at, b| out.write_at(b, hlen + at).map_err(io),
         )?,
-        Scheme::Single => Traffic::default(),
+        _ => Traffic::default(),
+    };
+    // XOR: this member's padded data chunks, for the parity CRC32s.
+    let chunks = match req.scheme {
+        Scheme::Xor => file_crcs
+            .chunk_crcs(p - 1)
+            .ok_or("the encode did not read every byte of its data chunks")?,
+        _ => Vec::new(),
     };
     let mine = match file_crcs.finish() {
         Some(crcs) => crcs,
@@ -342,12 +357,28 @@ fn write_file(
             .map(|(path, _)| files::crc_file(path).map(|(_, crc)| crc).map_err(io))
             .collect::<Result<_, _>>()?,
     };
-    for (member, crcs) in exchange_crcs(t, mine)?.into_iter().enumerate() {
-        for (file, crc) in header.members[member].files.iter_mut().zip(crcs) {
+    let mut chunks_of = Vec::with_capacity(p);
+    let exchanged = exchange_crcs(t, [mine, chunks].concat())?;
+    for (member, crcs) in exchanged.into_iter().enumerate() {
+        let files = &mut header.members[member].files;
+        if crcs.len() < files.len() {
+            return Err(format!(
+                "member {member} sent {} CRC32s for its {} files",
+                crcs.len(),
+                files.len()
+            ));
+        }
+        let (of_files, of_chunks) = crcs.split_at(files.len());
+        for (file, &crc) in files.iter_mut().zip(of_files) {
             file.crc32 = crc;
         }
+        chunks_of.push(of_chunks.to_vec());
     }
-    let crcs: Vec<u32> = hashers.into_iter().map(|h| h.finalize()).collect();
+    let crcs = if hashed {
+        hashers.into_iter().map(|h| h.finalize()).collect()
+    } else {
+        payload_crcs(&header, code.as_ref(), &chunks_of)?
+    };
     redundancy_file::finish_file(&out, &mut header, crcs).map_err(io)?;
     let protected = template.members[me].logical_len();
     Ok((
@@ -359,6 +390,46 @@ fn write_file(
             phases: [0.0; 3],
         },
     ))
+}
+
+/// The payload CRC32s of this member's redundancy file (`header`, every
+/// file CRC32 filled in) from the members' data CRC32s: XOR parity from
+/// the chunks of its row (`chunks_of[m]`: member m's padded data chunks),
+/// a PARTNER copy from the files of the member it copies. The bytes are
+/// the ones those CRC32s were computed over, so a piece damaged between
+/// the members shows in a verify instead of being hashed as it arrived.
+fn payload_crcs(
+    header: &Header,
+    code: Option<&StripeCode>,
+    chunks_of: &[Vec<u32>],
+) -> Result<Vec<u32>, String> {
+    let me = header.member as usize;
+    match (header.scheme, code) {
+        (Scheme::Xor, Some(code)) => {
+            let row = code.parity_row(me, 0);
+            let crcs = code
+                .data_members(row)
+                .into_iter()
+                .map(|m| {
+                    code.data_chunk(m, row)
+                        .and_then(|d| chunks_of.get(m)?.get(d).copied())
+                        .ok_or_else(|| format!("member {m} sent no CRC32 of its data chunks"))
+                })
+                .collect::<Result<Vec<u32>, String>>()?;
+            Ok(vec![crc_of_xor(&crcs, header.chunk_size)])
+        }
+        (Scheme::Partner { copies }, _) => {
+            let p = header.members.len();
+            Ok(partner::stored_by(me, p, copies as usize)
+                .into_iter()
+                .map(|x| {
+                    let files = &header.members[x].files;
+                    crc_of_concatenation(files.iter().map(|f| (f.crc32, f.size)))
+                })
+                .collect())
+        }
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// PARTNER: sends this member's logical file to its holders and stores the
