@@ -3,7 +3,7 @@
 //! read as the definition of the code.
 
 use crate::gf::kernel::Kernel;
-use crate::stripe::{RowUnrecoverable, StripeCode};
+use crate::stripe::{RowPieces, RowUnrecoverable, StripeCode};
 
 /// Chunk `d` of a logical file, padded with zeros to `chunk` bytes.
 pub fn data_chunk(file: &[u8], d: usize, chunk: usize) -> Vec<u8> {
@@ -78,7 +78,13 @@ pub fn rebuild(
                     .map(|c| c[j].as_slice())
             })
             .collect();
-        let (solved, reparity) = code.solve_piece(kernel, plan, &data_refs, &par, chunk);
+        let row = RowPieces {
+            plan,
+            data: &data_refs,
+            parity: &par,
+            len: chunk,
+        };
+        let (solved, reparity) = code.solve_piece(kernel, row);
         for (m, bytes) in plan.lost_data.iter().zip(solved) {
             let d = code.data_chunk(*m, r).unwrap_or(0);
             new_files[*m][d * chunk..(d + 1) * chunk].copy_from_slice(&bytes);

@@ -34,7 +34,7 @@ use crate::partner;
 use crate::progress::Progress;
 use crate::redundancy_file::{finish_file, open_redundancy};
 use crate::scheme::Scheme;
-use crate::stripe::{PieceBuffers, RowPlan, StripeCode};
+use crate::stripe::{PieceBuffers, RowPieces, RowPlan, StripeCode};
 use crate::survivors::SurvivorCheck;
 use redio_aligned::AlignedBuf;
 use std::fs::File;
@@ -446,7 +446,13 @@ fn solve_rows(
                 .map(|j| have_par[j].then(|| &par[j][..len]))
                 .collect();
             let reencode = !plan.lost_parity.is_empty();
-            code.solve_piece_into(kernel, plan, &drefs, &prefs, len, reencode, &mut bufs);
+            let row = RowPieces {
+                plan,
+                data: &drefs,
+                parity: &prefs,
+                len,
+            };
+            code.solve_piece_into(kernel, row, reencode, &mut bufs);
             for (&m, bytes) in plan.lost_data.iter().zip(&bufs.solved) {
                 let at = code.data_chunk(m, r).unwrap_or(0) as u64 * chunk + off;
                 write_logical(h, m, &data_out[m], at, &bytes[..len])?;

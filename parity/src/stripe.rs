@@ -220,45 +220,40 @@ impl StripeCode {
         })
     }
 
-    /// Rebuilds one piece of a row. `data[m]` is member m's data piece for
-    /// this row (`None` if lost or m is not a data member); `parity[j]` is
-    /// the piece of parity equation j (`None` if lost). Returns the pieces of
-    /// `plan.lost_data` then of `plan.lost_parity`, in plan order.
+    /// Rebuilds one piece of a row from `row`'s pieces. Returns the pieces
+    /// of `row.plan.lost_data` then of `row.plan.lost_parity`, in plan
+    /// order.
     pub fn solve_piece(
         &self,
         kernel: &dyn Kernel,
-        plan: &RowPlan,
-        data: &[Option<&[u8]>],
-        parity: &[Option<&[u8]>],
-        len: usize,
+        row: RowPieces<'_>,
     ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         let mut bufs = PieceBuffers::default();
-        self.solve_piece_into(kernel, plan, data, parity, len, true, &mut bufs);
+        self.solve_piece_into(kernel, row, true, &mut bufs);
         let mut solved: Vec<Vec<u8>> = bufs.solved.iter().map(|b| b.to_vec()).collect();
         let mut parity_out: Vec<Vec<u8>> = bufs.parity.iter().map(|b| b.to_vec()).collect();
-        solved.truncate(plan.lost_data.len());
-        parity_out.truncate(plan.lost_parity.len());
+        solved.truncate(row.plan.lost_data.len());
+        parity_out.truncate(row.plan.lost_parity.len());
         (solved, parity_out)
     }
 
     /// [`StripeCode::solve_piece`] into reused buffers: afterwards
     /// `bufs.solved[l][..len]` is lost data member `plan.lost_data[l]` and,
     /// if `with_parity`, `bufs.parity[e][..len]` is `plan.lost_parity[e]`.
-    #[allow(clippy::too_many_arguments)]
     pub fn solve_piece_into(
         &self,
         kernel: &dyn Kernel,
-        plan: &RowPlan,
-        data: &[Option<&[u8]>],
-        parity: &[Option<&[u8]>],
-        len: usize,
+        row: RowPieces<'_>,
         with_parity: bool,
         bufs: &mut PieceBuffers,
     ) {
+        let RowPieces {
+            plan, data, len, ..
+        } = row;
         let lost = plan.lost_data.len();
         sized(&mut bufs.solved, lost, len);
         for (l, x) in bufs.solved.iter_mut().take(lost).enumerate() {
-            self.solve_lost(kernel, plan, data, parity, l, x);
+            self.solve_lost(kernel, &row, l, x);
         }
         if !with_parity {
             return;
@@ -279,24 +274,20 @@ impl StripeCode {
         }
     }
 
-    /// Lost data member `plan.lost_data[l]` alone, into `bufs.solved[0]`,
-    /// which it returns: what a rebuilder that lost that member needs, where
-    /// [`solve_piece_into`](Self::solve_piece_into) would solve every lost
-    /// member of the row.
-    #[allow(clippy::too_many_arguments)]
+    /// Lost data member `row.plan.lost_data[l]` alone, into
+    /// `bufs.solved[0]`, which it returns: what a rebuilder that lost that
+    /// member needs, where [`solve_piece_into`](Self::solve_piece_into)
+    /// would solve every lost member of the row.
     pub fn solve_data_piece_into<'b>(
         &self,
         kernel: &dyn Kernel,
-        plan: &RowPlan,
-        data: &[Option<&[u8]>],
-        parity: &[Option<&[u8]>],
-        len: usize,
+        row: RowPieces<'_>,
         l: usize,
         bufs: &'b mut PieceBuffers,
     ) -> &'b [u8] {
-        sized(&mut bufs.solved, 1, len);
-        self.solve_lost(kernel, plan, data, parity, l, &mut bufs.solved[0]);
-        &bufs.solved[0][..len]
+        sized(&mut bufs.solved, 1, row.len);
+        self.solve_lost(kernel, &row, l, &mut bufs.solved[0]);
+        &bufs.solved[0][..row.len]
     }
 
     /// Writes lost data member `plan.lost_data[l]` into `x`, straight from
@@ -307,20 +298,13 @@ impl StripeCode {
     /// per surviving piece with a combined coefficient, no `b_e` buffers,
     /// and the first pass written over `x` (issue 20: zero-filled buffers
     /// were 10% of a two-member rebuild).
-    fn solve_lost(
-        &self,
-        kernel: &dyn Kernel,
-        plan: &RowPlan,
-        data: &[Option<&[u8]>],
-        parity: &[Option<&[u8]>],
-        l: usize,
-        x: &mut [u8],
-    ) {
+    fn solve_lost(&self, kernel: &dyn Kernel, row: &RowPieces<'_>, l: usize, x: &mut [u8]) {
+        let plan = row.plan;
         let from_parity = plan
             .equations
             .iter()
             .enumerate()
-            .filter_map(|(e, &j)| parity[j].map(|c| (plan.inverse.get(l, e), c)));
+            .filter_map(|(e, &j)| row.parity[j].map(|c| (plan.inverse.get(l, e), c)));
         let from_data = self
             .data_members(plan.row)
             .into_iter()
@@ -329,10 +313,26 @@ impl StripeCode {
                 let coefficient = plan.equations.iter().enumerate().fold(0u8, |sum, (e, &j)| {
                     sum ^ crate::gf::mul(plan.inverse.get(l, e), self.coefficient(j, i))
                 });
-                data[i].map(|d| (coefficient, d))
+                row.data[i].map(|d| (coefficient, d))
             });
         linear_combination(kernel, from_parity.chain(from_data), x);
     }
+}
+
+/// The pieces of one row a solve starts from, each `len` bytes:
+/// `data[m]` is member m's data piece (`None` if lost or m is not a data
+/// member of the row), `parity[j]` the piece of parity equation j (`None`
+/// if lost or not sent).
+#[derive(Clone, Copy)]
+pub struct RowPieces<'a> {
+    /// The row's plan (what is lost, which equations solve it).
+    pub plan: &'a RowPlan,
+    /// By member.
+    pub data: &'a [Option<&'a [u8]>],
+    /// By parity equation.
+    pub parity: &'a [Option<&'a [u8]>],
+    /// Bytes of each piece.
+    pub len: usize,
 }
 
 /// The first `n` buffers of `v`, each `len` bytes long, their contents
@@ -434,7 +434,13 @@ mod tests {
                         .map(|j| (!lost[c.parity_holder(r, j)]).then_some(&parity[j][..]))
                         .collect();
                     let mut bufs = PieceBuffers::default();
-                    c.solve_piece_into(&Scalar, &plan, &known, &stored, len, true, &mut bufs);
+                    let row = RowPieces {
+                        plan: &plan,
+                        data: &known,
+                        parity: &stored,
+                        len,
+                    };
+                    c.solve_piece_into(&Scalar, row, true, &mut bufs);
                     for (l, &m) in plan.lost_data.iter().enumerate() {
                         assert_eq!(
                             &bufs.solved[l][..len],
@@ -450,9 +456,7 @@ mod tests {
                         );
                     }
                     for (l, &m) in plan.lost_data.iter().enumerate() {
-                        let alone = c.solve_data_piece_into(
-                            &Scalar, &plan, &known, &stored, len, l, &mut bufs,
-                        );
+                        let alone = c.solve_data_piece_into(&Scalar, row, l, &mut bufs);
                         assert_eq!(alone, &data[m][..], "row {r}, lost {a} {b}, alone");
                     }
                 }

@@ -14,7 +14,7 @@ use crate::logical::{logical_reader, write_logical, LogicalReader};
 use crate::logical_crc::LogicalCrc;
 use crate::redundancy_file::open_redundancy;
 use crate::scheme::Scheme;
-use crate::stripe::PieceBuffers;
+use crate::stripe::{PieceBuffers, RowPieces, RowPlan};
 use crate::survivors::SurvivorCheck;
 use redio_aligned::{AlignedBuf, ByteBuf};
 use std::fs::File;
@@ -232,19 +232,20 @@ impl Member<'_> {
     }
 }
 
-/// Pieces by data member, then by parity equation (`None`: not sent).
-type RowPieces<'g> = (Vec<Option<&'g [u8]>>, Vec<Option<&'g [u8]>>);
+/// The pieces the survivors of a row sent, by data member and by parity
+/// equation (`None`: not sent), as [`RowPieces`] takes them.
+type SentPieces<'g> = (Vec<Option<&'g [u8]>>, Vec<Option<&'g [u8]>>);
 
-/// The pieces the survivors of a row sent, as `solve_piece_into` takes
-/// them: by data member, and by parity equation.
-fn row_pieces<'g, B: std::ops::Deref<Target = [u8]>>(
+/// Sorts the pieces the survivors of a row sent (`got`, in the order of
+/// `srcs`, each cut to `len`) by data member and by parity equation.
+fn sent_pieces<'g, B: std::ops::Deref<Target = [u8]>>(
     code: &crate::stripe::StripeCode,
-    rp: &crate::stripe::RowPlan,
+    rp: &RowPlan,
     p: usize,
     srcs: &[(usize, Request)],
     got: &'g [B],
     len: usize,
-) -> RowPieces<'g> {
+) -> SentPieces<'g> {
     let mut data: Vec<Option<&[u8]>> = vec![None; p];
     let mut parity: Vec<Option<&[u8]>> = vec![None; code.parity_count()];
     let mut eq = rp.equations.iter();
@@ -314,15 +315,21 @@ pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
             let bytes = if xor && !srcs.is_empty() && rp.lost_data == [me] {
                 xor_of(got, srcs.len(), len, acc)
             } else {
-                let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
+                let (data, parity) = sent_pieces(code, rp, p, srcs, got, len);
                 let l = rp
                     .lost_data
                     .iter()
                     .position(|&x| x == me)
                     .ok_or("not lost")?;
+                let row = RowPieces {
+                    plan: rp,
+                    data: &data,
+                    parity: &parity,
+                    len,
+                };
                 // This member's data alone: the row's other lost members
                 // rebuild their own.
-                code.solve_data_piece_into(best(), rp, &data, &parity, len, l, bufs)
+                code.solve_data_piece_into(best(), row, l, bufs)
             };
             if let Some(w) = &mut m.written {
                 w.observe(at, bytes);
@@ -349,8 +356,14 @@ pub(super) fn combine<B: std::ops::Deref<Target = [u8]>>(
             } else {
                 // The row's survivors answered: solve its lost data, then
                 // encode this equation from the whole row.
-                let (data, parity) = row_pieces(code, rp, p, srcs, got, len);
-                code.solve_piece_into(best(), rp, &data, &parity, len, true, bufs);
+                let (data, parity) = sent_pieces(code, rp, p, srcs, got, len);
+                let row = RowPieces {
+                    plan: rp,
+                    data: &data,
+                    parity: &parity,
+                    len,
+                };
+                code.solve_piece_into(best(), row, true, bufs);
                 let e = rp
                     .lost_parity
                     .iter()
