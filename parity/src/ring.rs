@@ -47,6 +47,21 @@ pub trait Transport<B: ByteBuf = Vec<u8>> {
         data.clear();
         Ok(data)
     }
+    /// Sends `data` like [`send_owned`](Self::send_owned) and keeps it for
+    /// one [`send_kept`](Self::send_kept) to another member; returns the
+    /// buffer to hand to that `send_kept`, unchanged (possibly empty: a
+    /// transport that keeps buffers until delivery sends both messages
+    /// from one buffer; by default, a copy went and `data` comes back).
+    fn send_and_keep(&mut self, to: usize, data: B) -> Result<B, String> {
+        self.send(to, &data)?;
+        Ok(data)
+    }
+    /// Sends what the last [`send_and_keep`](Self::send_and_keep) kept to
+    /// `to`; `data` is the buffer it returned. Returns an empty buffer for
+    /// the caller's next message.
+    fn send_kept(&mut self, to: usize, data: B) -> Result<B, String> {
+        self.send_owned(to, data)
+    }
     /// Receives the next message from member `from` into `buf` (resized).
     fn recv(&mut self, from: usize, buf: &mut B) -> Result<(), String>;
 }
@@ -260,6 +275,9 @@ pub struct MemoryTransport {
     member: usize,
     to: Vec<Sender<AlignedBuf>>,
     from: Vec<Receiver<AlignedBuf>>,
+    /// What `send_and_keep` kept: the caller gets an empty buffer back, as
+    /// from the MPI transport, so the tests hold the caller to that.
+    kept: Option<AlignedBuf>,
 }
 
 /// `p` connected in-memory transports, one per member (move each into its
@@ -281,6 +299,7 @@ pub fn memory_transports(p: usize) -> Vec<MemoryTransport> {
             member: m,
             to: (0..p).filter_map(|b| senders[m][b].take()).collect(),
             from: (0..p).filter_map(|a| receivers[a][m].take()).collect(),
+            kept: None,
         })
         .collect()
 }
@@ -305,6 +324,23 @@ impl Transport<AlignedBuf> for MemoryTransport {
             .send(data)
             .map_err(|_| format!("member {to} is gone"))?;
         Ok(AlignedBuf::new())
+    }
+
+    fn send_and_keep(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
+        self.send(to, &data)?;
+        self.kept = Some(data);
+        Ok(AlignedBuf::new())
+    }
+
+    fn send_kept(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
+        let kept = self
+            .kept
+            .take()
+            .ok_or("a message sent again that was not kept")?;
+        self.send_owned(to, kept)?;
+        let mut data = data;
+        data.clear();
+        Ok(data)
     }
 
     fn recv(&mut self, from: usize, buf: &mut AlignedBuf) -> Result<(), String> {

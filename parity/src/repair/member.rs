@@ -29,9 +29,6 @@ pub(super) struct Member<'a> {
     pub(super) red_out: Option<(AtomicFile, Header, u64, Vec<crc32fast::Hasher>)>,
     pub(super) reader: Option<LogicalReader>,
     pub(super) payload: Option<File>,
-    /// The request the answer buffer holds the bytes of (two rebuilders of
-    /// one row ask for the same piece in a row: read once).
-    pub(super) served: Option<Request>,
     /// The deferred CRC32 checks of this member's own files and payload,
     /// fed by what it reads to answer.
     pub(super) checks: Option<SurvivorCheck>,
@@ -45,13 +42,9 @@ impl Member<'_> {
         self.out.errors.push(e.to_string());
     }
 
-    /// Answers a request into `buf` (zeros after a local error); `buf`
-    /// still holding the answer to the same request is sent again unread.
-    pub(super) fn serve<B: ByteBuf>(&mut self, req: Request, buf: &mut B) {
-        if self.served == Some(req) && buf.len() as u64 == req.len() {
-            return;
-        }
-        self.served = None;
+    /// Answers a request into `buf`: true when it was read, false when
+    /// `buf` holds zeros after a local error (recorded).
+    pub(super) fn serve<B: ByteBuf>(&mut self, req: Request, buf: &mut B) -> bool {
         buf.clear();
         // Every byte is read, or zeroed on an error.
         buf.resize_for_overwrite(req.len() as usize);
@@ -63,7 +56,8 @@ impl Member<'_> {
                         Ok(r) => self.reader = Some(r),
                         Err(e) => {
                             buf.fill(0);
-                            return self.fail(e);
+                            self.fail(e);
+                            return false;
                         }
                     }
                 }
@@ -75,13 +69,15 @@ impl Member<'_> {
                 if self.payload.is_none() {
                     let Some((path, _)) = &l.redundancy else {
                         buf.fill(0);
-                        return self.fail("asked for a redundancy file it does not have");
+                        self.fail("asked for a redundancy file it does not have");
+                        return false;
                     };
                     match open_redundancy(path) {
                         Ok(f) => self.payload = Some(f),
                         Err(e) => {
                             buf.fill(0);
-                            return self.fail(e);
+                            self.fail(e);
+                            return false;
                         }
                     }
                 }
@@ -102,15 +98,16 @@ impl Member<'_> {
             Some(Err(e)) => {
                 buf.fill(0);
                 self.fail(e);
+                false
             }
             _ => {
-                self.served = Some(req);
                 if let Some(c) = &mut self.checks {
                     match req {
                         Request::Data { offset, .. } => c.data(offset, &buf[..]),
                         Request::Payload { offset, .. } => c.payload(offset, &buf[..]),
                     }
                 }
+                true
             }
         }
     }
@@ -228,7 +225,6 @@ impl Member<'_> {
         self.out.errors.extend(errors);
         // Phase-2 sources read the rebuilt data: reopen over it.
         self.reader = None;
-        self.served = None;
     }
 }
 

@@ -124,7 +124,6 @@ pub fn rebuild_member<B: ByteBuf>(
         red_out: None,
         reader: None,
         payload: None,
-        served: None,
         checks: None,
         written: None,
         out: Rebuilt::default(),
@@ -160,10 +159,13 @@ pub fn rebuild_member<B: ByteBuf>(
     let mut acc = AlignedBuf::new();
     // For each answer this member gives, in the walk's order: whether the
     // next one is the same request (two rebuilders of a row ask for the
-    // same piece): that answer is sent as a copy and kept, to be sent
-    // again unread; every other is handed to the transport (no copy).
+    // same piece): that answer is sent and kept by the transport, to be
+    // sent again unread (from the same buffer where the transport can);
+    // every other is handed to the transport (no copy).
     let again = answered_again(&plan, h, &positions, me);
     let mut answers = 0;
+    // The request whose answer the transport keeps.
+    let mut kept: Option<Request> = None;
     // Two pieces requested ahead: the first now, each next one on arrival
     // at the one before.
     if let Some(&first) = own.first() {
@@ -183,15 +185,20 @@ pub fn rebuild_member<B: ByteBuf>(
                     return m.out;
                 }
                 let asked = Request::decode(&req).unwrap_or(want);
-                m.serve(asked, &mut answer);
-                m.out.traffic.sent += answer.len() as u64;
-                let sent = if again.get(answers).copied().unwrap_or(false) {
-                    t.send(step.to, &answer)
+                m.out.traffic.sent += asked.len();
+                let sent = if kept.take() == Some(asked) {
+                    // The second rebuilder of the row: sent again, unread.
+                    t.send_kept(step.to, std::mem::take(&mut answer))
                 } else {
-                    m.served = None;
-                    t.send_owned(step.to, std::mem::take(&mut answer))
-                        .map(|empty| answer = empty)
+                    let read = m.serve(asked, &mut answer);
+                    if read && again.get(answers).copied().unwrap_or(false) {
+                        kept = Some(asked);
+                        t.send_and_keep(step.to, std::mem::take(&mut answer))
+                    } else {
+                        t.send_owned(step.to, std::mem::take(&mut answer))
+                    }
                 };
+                let sent = sent.map(|next| answer = next);
                 answers += 1;
                 if let Err(e) = sent {
                     m.fail(e);

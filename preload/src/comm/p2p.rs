@@ -14,6 +14,7 @@ use crate::comm::request::{
 };
 use redio_aligned::AlignedBuf;
 use std::mem::MaybeUninit;
+use std::rc::Rc;
 
 /// Posts the send of `data` to rank `to` of `comm` with `tag`.
 pub fn isend<'a, T: Element>(
@@ -101,15 +102,17 @@ pub fn iprobe(from: i32, tag: i32, comm: ffi::MPI_Comm) -> Result<Option<Probed>
     Ok((found != 0).then_some(Probed { status }))
 }
 
-/// A send from a buffer it owns, for a sender that cannot keep a borrow
+/// A send from a buffer it holds, for a sender that cannot keep a borrow
 /// alive until the send completes (the parity ring's transport). The
-/// buffer comes back once the send has completed.
+/// buffer is shared (`Rc`): two sends may read one buffer at once (allowed
+/// since MPI 3.0), each holding it until it completes. It comes back once
+/// the send has completed.
 #[must_use = "dropping a pending send gives up on it"]
 pub struct OwnedSend {
     // Declared first, so dropped first: the send is given up on before its
     // buffer is freed.
     request: Request<'static>,
-    buffer: AlignedBuf,
+    buffer: Rc<AlignedBuf>,
 }
 
 impl OwnedSend {
@@ -125,7 +128,7 @@ impl OwnedSend {
 
     /// The buffer back once a test found the send complete; before, the
     /// send itself.
-    pub fn into_buffer(self) -> Result<AlignedBuf, OwnedSend> {
+    pub fn into_buffer(self) -> Result<Rc<AlignedBuf>, OwnedSend> {
         if !self.request.is_done() {
             return Err(self);
         }
@@ -138,15 +141,15 @@ impl OwnedSend {
 /// Posts the send of `buffer` to rank `to` of `comm` with `tag`; the
 /// returned [`OwnedSend`] keeps the buffer until the send has completed.
 pub fn isend_owned(
-    buffer: AlignedBuf,
+    buffer: Rc<AlignedBuf>,
     to: i32,
     tag: i32,
     comm: ffi::MPI_Comm,
 ) -> Result<OwnedSend, i32> {
     let n = count(buffer.len())?;
-    let at = address(&buffer);
-    // SAFETY: the heap block of `buffer` does not move when the buffer
-    // moves into the OwnedSend, which drops the request before the buffer.
+    let at = address(&buffer[..]);
+    // SAFETY: the heap block of `buffer` does not move, and the OwnedSend
+    // holds it (drops the request before its share of the buffer).
     let request = unsafe {
         Request::start(Kind::PointToPoint, |request| {
             pmpi::PMPI_Isend(at, n, u8::datatype(), to, tag, comm, request)

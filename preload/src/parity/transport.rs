@@ -4,8 +4,9 @@
 //! match ours).
 //!
 //! Sends are posted nonblocking from a buffer the transport keeps (the
-//! caller's, handed over with `send_owned`, or a private copy) and
-//! completed lazily:
+//! caller's, handed over with `send_owned`, or a private copy; one buffer
+//! may feed two sends, `send_and_keep` then `send_kept`) and completed
+//! lazily:
 //! in the ring every member sends to its right neighbour before it receives
 //! from its left one, so a send that waited for its receiver would deadlock
 //! the ring on large (rendezvous) messages. Receives probe for the next
@@ -19,6 +20,7 @@ use crate::comm::poll;
 use crate::parity::collective::ok;
 use redio_aligned::AlignedBuf;
 use redio_parity::ring::Transport;
+use std::rc::Rc;
 
 /// The tag of every parity message (communicator-private, so any fixed
 /// value below the guaranteed `MPI_TAG_UB` of 32767 does).
@@ -36,6 +38,8 @@ pub struct MpiTransport {
     /// costs page faults at every piece. Page-aligned, as every buffer
     /// the pieces move through (issue 20).
     spare: Vec<AlignedBuf>,
+    /// The buffer of the last `send_and_keep`, for its `send_kept`.
+    kept: Option<Rc<AlignedBuf>>,
 }
 
 impl MpiTransport {
@@ -48,6 +52,7 @@ impl MpiTransport {
             member,
             pending: Vec::new(),
             spare: Vec::new(),
+            kept: None,
         }
     }
 
@@ -59,8 +64,10 @@ impl MpiTransport {
                 Err(rc) => return ok(rc, "MPI_Test of a parity send"),
                 Ok(false) => i += 1,
                 // Complete: its buffer is free again.
+                // (Unless another send or `kept` still holds it.)
                 Ok(true) => {
-                    if let Ok(buf) = self.pending.swap_remove(i).into_buffer() {
+                    let done = self.pending.swap_remove(i).into_buffer();
+                    if let Some(buf) = done.ok().and_then(|b| Rc::try_unwrap(b).ok()) {
                         self.spare.push(buf);
                     }
                 }
@@ -78,7 +85,7 @@ impl MpiTransport {
 
     /// Posts the send of `buf` to member `to`; `pending` keeps `buf` until
     /// the send has completed.
-    fn post_send(&mut self, to: usize, buf: AlignedBuf) -> Result<(), String> {
+    fn post_send(&mut self, to: usize, buf: Rc<AlignedBuf>) -> Result<(), String> {
         i32::try_from(buf.len()).map_err(|_| "parity message over 2 GiB")?;
         match p2p::isend_owned(buf, self.ranks[to], TAG, self.comm) {
             Ok(send) => self.pending.push(send),
@@ -118,12 +125,28 @@ impl Transport<AlignedBuf> for MpiTransport {
     fn send(&mut self, to: usize, data: &[u8]) -> Result<(), String> {
         let mut buf = self.recycled();
         buf.extend_from_slice(data);
-        self.post_send(to, buf)
+        self.post_send(to, Rc::new(buf))
     }
 
     fn send_owned(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
-        self.post_send(to, data)?;
+        self.post_send(to, Rc::new(data))?;
         Ok(self.recycled())
+    }
+
+    fn send_and_keep(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
+        let shared = Rc::new(data);
+        self.kept = Some(Rc::clone(&shared));
+        self.post_send(to, shared)?;
+        Ok(self.recycled())
+    }
+
+    fn send_kept(&mut self, to: usize, data: AlignedBuf) -> Result<AlignedBuf, String> {
+        let shared = self
+            .kept
+            .take()
+            .ok_or("a parity message sent again that was not kept")?;
+        self.post_send(to, shared)?;
+        Ok(data)
     }
 
     fn recv(&mut self, from: usize, buf: &mut AlignedBuf) -> Result<(), String> {
