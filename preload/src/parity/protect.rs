@@ -343,9 +343,9 @@ fn write_file(
         _ => Traffic::default(),
     };
     // XOR: this member's padded data chunks, for the parity CRC32s.
-    let chunks = match req.scheme {
-        Scheme::Xor => file_crcs
-            .chunk_crcs(p - 1)
+    let chunks = match (req.scheme, &code) {
+        (Scheme::Xor, Some(code)) => file_crcs
+            .chunk_crcs(code.data_chunks())
             .ok_or("the encode did not read every byte of its data chunks")?,
         _ => Vec::new(),
     };

@@ -146,6 +146,8 @@ impl Transport<AlignedBuf> for MpiTransport {
             .take()
             .ok_or("a parity message sent again that was not kept")?;
         self.post_send(to, shared)?;
+        let mut data = data;
+        data.clear();
         Ok(data)
     }
 
