@@ -121,6 +121,16 @@ pub fn library_name(version_text: &str) -> String {
     }
 }
 
+/// The device an MPICH library was built with (`ch4:ucx`, `ch4:ofi`,
+/// `ch3:nemesis`), from the `MPICH Device:` line of the text of
+/// `MPI_Get_library_version`; `None` for other libraries.
+pub fn mpich_device(version_text: &str) -> Option<&str> {
+    version_text
+        .lines()
+        .find_map(|l| l.strip_prefix("MPICH Device:"))
+        .map(str::trim)
+}
+
 /// The shape of a job, e.g. `6 processes = 2 ranks x 3 replicas`.
 pub fn shape(world_size: u32, ranks: u32, degree: u32) -> String {
     let count = |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -216,6 +226,13 @@ mod tests {
         );
         let e = external_topology(&[(0, Some(0)), (1, Some(1))]).unwrap_err();
         assert!(e.to_string().contains("outside"), "{e}");
+    }
+
+    #[test]
+    fn the_mpich_device_is_read_from_the_version_text() {
+        let text = "MPICH Version:\t4.0.2\nMPICH Device:\tch4:ucx\nMPICH configure:\t--x\n";
+        assert_eq!(mpich_device(text), Some("ch4:ucx"));
+        assert_eq!(mpich_device("Open MPI v4.1.4, package: Debian"), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use super::flavour::{self, Flavour};
 use super::parity::{Offline, EXIT_ERROR};
-use super::parity_startup::StartupProbe;
+use super::parity_startup::StartupEnv;
 use redio_parity::worker_args::{JobSpec, Operation};
 use std::ffi::{c_char, c_int, CString};
 use std::io::{BufRead, BufReader};
@@ -139,8 +139,6 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
         Ok(f) => f,
         Err(e) => return fail(name, e),
     };
-    // Beside reading the job's headers below.
-    let probe = StartupProbe::start(flavour);
     let (spec, ranks) = match spec_of(op, place, encode) {
         Ok(x) => x,
         Err(e) => return fail(name, e),
@@ -160,7 +158,7 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
             ("LD_PRELOAD".to_string(), preload),
             ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ];
-        let startup = probe.finish();
+        let startup = StartupEnv::from_user_env();
         env.extend(startup.workers);
         let mut command =
             flavour::launcher_command(flavour, ranks, false, &env, session_base.path())?;

@@ -38,6 +38,20 @@ pub fn loaded() -> Option<&'static str> {
     }
 }
 
+/// The loaded MPI library's description of itself
+/// (`MPI_Get_library_version`: name, version and, for MPICH, its device
+/// and configuration). MPI allows the call before `MPI_Init`.
+pub fn library_version_text() -> String {
+    // SAFETY: a constant of shim.c.
+    let max = unsafe { ffi::redio_mpi_max_library_version_string };
+    let mut buffer = vec![0u8; max.max(0) as usize + 1];
+    let mut len = 0;
+    // SAFETY: the buffer has MPI_MAX_LIBRARY_VERSION_STRING bytes.
+    unsafe { crate::comm::pmpi::PMPI_Get_library_version(buffer.as_mut_ptr().cast(), &mut len) };
+    buffer.truncate(len.clamp(0, max) as usize);
+    String::from_utf8_lossy(&buffer).into_owned()
+}
+
 /// Stops the process with a clear message when the loaded MPI is not the
 /// one this library was built for.
 pub fn check_or_exit() {

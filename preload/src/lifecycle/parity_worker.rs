@@ -3,9 +3,24 @@
 //! MPI started and finalised here, the work in [`crate::parity::worker`].
 
 use crate::comm::ffi;
+use crate::comm::flavour;
 use crate::comm::pmpi;
 use crate::sys::guard::InsideMpi;
-use std::ffi::c_int;
+use std::ffi::{c_int, OsString};
+
+/// MPICH's variable that makes every process treat the others as remote:
+/// no shared-memory segment at start-up, every message through the
+/// network module. Under ch4:ucx, UCX still moves a node's messages
+/// through shared memory and cross-memory attach. What it saves: MPICH
+/// 4.0.2 sets up that segment with barriers that spin without yielding,
+/// so with more workers than cores the waiting ranks keep the late ones
+/// off the cores (a 4-rank launch on 2 cores: 35% of the first 100 ms in
+/// that spin; 0.133 → 0.061 s wall; docs/benchmarks.md, runs 15 and 16).
+const MPICH_NOLOCAL: &str = "MPIR_CVAR_NOLOCAL";
+
+/// The MPICH device under which [`MPICH_NOLOCAL`] was measured. Other
+/// devices may send a node's messages over TCP instead: left alone.
+const NOLOCAL_DEVICE: &str = "ch4:ucx";
 
 /// Initialises MPI, runs the parity worker over `MPI_COMM_WORLD` with the
 /// `KEY=VALUE` words `args`, prints the report and `redio-parity-exit: N`
@@ -13,6 +28,15 @@ use std::ffi::c_int;
 /// not start.
 pub fn run(args: &[String]) -> c_int {
     let _inside = InsideMpi::enter();
+    if nolocal_wanted(
+        std::env::var_os(MPICH_NOLOCAL),
+        &flavour::library_version_text(),
+    ) {
+        // MPICH reads its variables in MPI_Init, below. This process is
+        // the CLI's worker and has started no thread yet (MPI's start in
+        // MPI_Init), so nothing reads the environment beside this write.
+        std::env::set_var(MPICH_NOLOCAL, "1");
+    }
     let (mut zero_argc, mut zero_argv) = (0, std::ptr::null_mut());
     // SAFETY: MPI is started once, by this worker, with no arguments.
     if unsafe { pmpi::PMPI_Init(&mut zero_argc, &mut zero_argv) != ffi::redio_mpi_success } {
@@ -50,4 +74,27 @@ pub fn run(args: &[String]) -> c_int {
     // SAFETY: every worker finalises once, at the end of its job.
     unsafe { pmpi::PMPI_Finalize() };
     c_int::from(code)
+}
+
+/// Whether to set [`MPICH_NOLOCAL`]: not when the user set it (`user`),
+/// else when the loaded library (its `MPI_Get_library_version` text) is an
+/// MPICH built with [`NOLOCAL_DEVICE`]. Every worker loads the same
+/// library, so all of them decide alike.
+fn nolocal_wanted(user: Option<OsString>, version_text: &str) -> bool {
+    user.is_none() && redio_core::startup::mpich_device(version_text) == Some(NOLOCAL_DEVICE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mpich_goes_without_shared_memory_only_under_ucx_and_unless_the_user_chose() {
+        let mpich = |device: &str| format!("MPICH Version:\t4.0.2\nMPICH Device:\t{device}\n");
+        assert!(nolocal_wanted(None, &mpich("ch4:ucx")));
+        assert!(!nolocal_wanted(Some("0".into()), &mpich("ch4:ucx")));
+        assert!(!nolocal_wanted(None, &mpich("ch4:ofi")));
+        assert!(!nolocal_wanted(None, &mpich("ch3:nemesis")));
+        assert!(!nolocal_wanted(None, "Open MPI v4.1.4, package: Debian"));
+    }
 }

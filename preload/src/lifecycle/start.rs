@@ -404,12 +404,7 @@ fn external_topology(comm: ffi::MPI_Comm) -> Option<Topology> {
 }
 /// The library's short name and version, e.g. `MPICH 4.0.2`.
 fn library_name() -> String {
-    let mut buffer = vec![0u8; unsafe { ffi::redio_mpi_max_library_version_string } as usize + 1];
-    let mut len = 0;
-    // SAFETY: the buffer has MPI_MAX_LIBRARY_VERSION_STRING bytes.
-    unsafe { pmpi::PMPI_Get_library_version(buffer.as_mut_ptr().cast(), &mut len) };
-    buffer.truncate(len.max(0) as usize);
-    startup::library_name(&String::from_utf8_lossy(&buffer))
+    startup::library_name(&flavour::library_version_text())
 }
 
 fn level_of(level: LogLevel) -> log::Level {
