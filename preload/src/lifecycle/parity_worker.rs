@@ -33,8 +33,9 @@ pub fn run(args: &[String]) -> c_int {
         &flavour::library_version_text(),
     ) {
         // MPICH reads its variables in MPI_Init, below. This process is
-        // the CLI's worker and has started no thread yet (MPI's start in
-        // MPI_Init), so nothing reads the environment beside this write.
+        // the CLI's worker and has started no thread yet (MPI starts its
+        // own in MPI_Init), so nothing reads the environment beside this
+        // write.
         std::env::set_var(MPICH_NOLOCAL, "1");
     }
     let (mut zero_argc, mut zero_argv) = (0, std::ptr::null_mut());
