@@ -14,26 +14,13 @@
 /// nothing and pick no NIC, so they need no I/O topology.
 const HWLOC_WITHOUT_IO: &str = "-linuxio,-pci";
 
-/// Variables for the launcher and the workers of a collective parity job.
-pub(super) struct StartupEnv {
-    /// Set for the workers (through the launcher's own option).
-    pub(super) workers: Vec<(String, String)>,
-    /// Set for the launcher process itself (Open MPI's discovers the
-    /// node's topology too).
-    pub(super) launcher: Vec<(String, String)>,
-}
-
-impl StartupEnv {
-    /// The settings, given the user's environment.
-    pub(super) fn from_user_env() -> Self {
-        let hwloc: Vec<(String, String)> = hwloc_components(std::env::var_os("HWLOC_COMPONENTS"))
-            .into_iter()
-            .collect();
-        StartupEnv {
-            workers: hwloc.clone(),
-            launcher: hwloc,
-        }
-    }
+/// Variables for a collective parity job, given the user's environment:
+/// set for the workers (through the launcher's own option) and for the
+/// launcher process itself (Open MPI's discovers the node's topology too).
+pub(super) fn startup_env() -> Vec<(String, String)> {
+    hwloc_components(std::env::var_os("HWLOC_COMPONENTS"))
+        .into_iter()
+        .collect()
 }
 
 /// The variable and value that keep hwloc's I/O discovery out of the job,

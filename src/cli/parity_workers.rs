@@ -13,7 +13,7 @@
 
 use super::flavour::{self, Flavour};
 use super::parity::{Offline, EXIT_ERROR};
-use super::parity_startup::StartupEnv;
+use super::parity_startup::startup_env;
 use redio_parity::worker_args::{JobSpec, Operation};
 use std::ffi::{c_char, c_int, CString};
 use std::io::{BufRead, BufReader};
@@ -158,11 +158,11 @@ pub fn launch(op: Operation, place: &Offline, encode: Option<(String, usize, Str
             ("LD_PRELOAD".to_string(), preload),
             ("REDIO_MPI".to_string(), flavour.key().to_string()),
         ];
-        let startup = StartupEnv::from_user_env();
-        env.extend(startup.workers);
+        let startup = startup_env();
+        env.extend(startup.iter().cloned());
         let mut command =
             flavour::launcher_command(flavour, ranks, false, &env, session_base.path())?;
-        command.envs(startup.launcher);
+        command.envs(startup);
         let redio = std::env::current_exe().map_err(|e| format!("the redio executable: {e}"))?;
         command
             .args(&place.launcher_args)
