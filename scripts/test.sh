@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
+scripts/slurm.sh install   # Debian's Slurm for tests/slurm.rs (the demo needs none)
 scripts/build.sh
 
 echo "== format and lints"

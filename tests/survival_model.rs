@@ -22,6 +22,10 @@ fn the_survival_model_agrees_with_its_closed_forms() {
         String::from_utf8_lossy(&out.stderr)
     );
     // 16 Monte Carlo points and 3 asymptote points, none of them BAD.
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), 19, "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        19,
+        "{stdout}"
+    );
     assert!(!stdout.contains("BAD"), "{stdout}");
 }
