@@ -199,3 +199,11 @@ fn a_two_node_batch_job_survives_a_sigkill_mpich() {
 fn a_two_node_batch_job_survives_a_sigkill_openmpi5() {
     a_two_node_batch_job_survives_a_sigkill(Mpi::OpenMpi5);
 }
+
+/// Open MPI 4.1's `mpirun` never exits after this death (the dead process
+/// was an `orted`'s child with siblings, docs/slurm.md): `redio run` stops
+/// it once every process has ended.
+#[test]
+fn a_two_node_batch_job_survives_a_sigkill_openmpi() {
+    a_two_node_batch_job_survives_a_sigkill(Mpi::OpenMpi);
+}

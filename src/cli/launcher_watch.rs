@@ -13,6 +13,12 @@
 //! - **Signals to `redio run`** (`SIGTERM`, `SIGINT`, `SIGHUP`) go on to the
 //!   launcher, which stops every process; `SIGKILL` of `redio run` reaches
 //!   the launcher as `SIGTERM` (`PR_SET_PDEATHSIG`).
+//! - **A launcher that outlives its job.** Open MPI 4.1's `mpirun
+//!   --enable-recovery` never exits when a SIGKILLed process was the child
+//!   of an `orted` that has other processes (two emulated Slurm nodes,
+//!   docs/slurm.md), although every survivor finished. Once every process
+//!   of the run has ended, the launcher gets [`GRACE`] to exit, then is
+//!   stopped; the verdict comes from the run directory as always.
 //! - **Orphans.** Open MPI 5's `mpirun` killed by `SIGKILL` leaves its
 //!   processes running, and after a non-zero exit it was seen to exit
 //!   while a survivor still worked: once the launcher has ended, processes
@@ -37,6 +43,9 @@ use std::time::{Duration, Instant};
 const GRACE: Duration = Duration::from_secs(10);
 /// Period of the watch.
 const PERIOD: Duration = Duration::from_millis(100);
+/// Period of the check that every process has ended (it reads the run
+/// directory, so less often than the launcher's status).
+const ENDED_PERIOD: Duration = Duration::from_secs(1);
 
 /// The last signal `redio run` received (0: none).
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
@@ -86,6 +95,9 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
     let mut seen = Seen::default();
     let mut startup = watch.startup && watch.processes > 1;
     let mut kill_at: Option<Instant> = None;
+    let mut next_ended_check = Instant::now() + ENDED_PERIOD;
+    // When every process of the run was first seen ended.
+    let mut job_ended_at: Option<Instant> = None;
     let launcher = child.id() as i32;
     let status = loop {
         match child.try_wait() {
@@ -117,6 +129,22 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
                     unsafe { libc::kill(launcher, libc::SIGTERM) };
                     kill_at.get_or_insert_with(|| Instant::now() + GRACE);
                 }
+            }
+        }
+        if !startup && kill_at.is_none() && Instant::now() >= next_ended_check {
+            next_ended_check = Instant::now() + ENDED_PERIOD;
+            if !every_process_ended(watch) {
+                job_ended_at = None;
+            } else if job_ended_at.get_or_insert_with(Instant::now).elapsed() >= GRACE {
+                eprintln!(
+                    "redio run: every process of the job has ended, and the launcher had not \
+                     exited {} s later: stopped",
+                    GRACE.as_secs()
+                );
+                seen.stopped_launcher = true;
+                // SAFETY: signalling our own child.
+                unsafe { libc::kill(launcher, libc::SIGTERM) };
+                kill_at = Some(Instant::now() + GRACE);
             }
         }
         if kill_at.is_some_and(|at| Instant::now() >= at) {
@@ -240,6 +268,31 @@ fn startup_death_of(started: bool, exit: Option<(i32, outcome::ExitHow)>) -> Opt
         Some((status, _)) => Some(format!("exited with status {status}")),
         None => Some("was killed by a signal".to_string()),
     }
+}
+
+/// Whether every process of the job has ended: each one recorded its
+/// start (`spawned`) and then either its exit, or (on this node) is gone.
+/// A process on another node that recorded no exit counts as running.
+fn every_process_ended(watch: &Watch) -> bool {
+    let run = outcome::read_run(watch.run_dir);
+    let here = host_name();
+    (0..watch.processes).all(|w| {
+        let mut spawned_here = None;
+        let mut spawned = false;
+        let mut exited = false;
+        for life in run.lives.iter().filter(|l| l.world_rank == w) {
+            match &life.event {
+                LifeEvent::Spawned { host } => {
+                    spawned = true;
+                    if *host == here {
+                        spawned_here = Some(life.pid);
+                    }
+                }
+                LifeEvent::Exit { .. } => exited = true,
+            }
+        }
+        spawned && (exited || spawned_here.is_some_and(|pid| !alive(pid, watch.run_dir)))
+    })
 }
 
 /// The processes of the run on this node, as `(world rank, pid)`.
