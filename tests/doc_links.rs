@@ -197,3 +197,22 @@ fn a_broken_link_or_anchor_is_reported() {
     );
     assert!(broken[0].contains("a.md:14: "), "{broken:#?}");
 }
+
+/// Every investigation in docs/lab/ is listed in its index, so that a
+/// name cited elsewhere can be found from there.
+#[test]
+fn every_lab_file_is_in_the_lab_index() {
+    let lab = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lab");
+    let index = std::fs::read_to_string(lab.join("README.md")).unwrap();
+    let listed: Vec<String> = prose(&index)
+        .flat_map(|(_, line)| link_targets(line))
+        .collect();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&lab).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") && name != "README.md" && !listed.contains(&name) {
+            missing.push(name);
+        }
+    }
+    assert!(missing.is_empty(), "not in docs/lab/README.md: {missing:?}");
+}
