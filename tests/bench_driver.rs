@@ -179,6 +179,57 @@ fn the_crc_family_compares_crc32_with_a_copy_and_a_plain_read() {
     assert!(md.contains("| memory | 1MiB | crc32 | 1 |"), "{md}");
     assert_png(&out, "bench-memory.png");
     assert_machine_recorded(&md, &out);
+    assert_markdown_from_json(&md, &out);
+}
+
+/// `redio bench --markdown results.json` prints the run's results.md again,
+/// from the JSON: its medians are the JSON samples' medians, and a sample
+/// changed in the JSON changes the table.
+fn assert_markdown_from_json(md: &str, out: &std::path::Path) {
+    let markdown = |path: &std::path::Path| {
+        let run = Command::new(env!("CARGO_BIN_EXE_redio"))
+            .args(["bench", "--markdown"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+        assert!(
+            run.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        stdout
+    };
+    let results = out.join("results.json");
+    assert_eq!(markdown(&results), md);
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    assert_eq!(json["family"], "crc");
+    // The median of the memory crc32 1 MiB cell, from the samples.
+    let cell = |json: &serde_json::Value| {
+        let mut rates: Vec<f64> = json["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["mode"] == "memory" && s["protocol"] == "crc32" && s["block"] == 1 << 20)
+            .map(|s| s["total"].as_f64().unwrap() / s["seconds"].as_f64().unwrap() / 1048576.0)
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        assert_eq!(rates.len(), 3);
+        format!("| memory | 1MiB | crc32 | 1 | {:.0} |", rates[1])
+    };
+    assert!(md.contains(&cell(&json)), "{}\n{md}", cell(&json));
+    // Every run of that cell 1000 times slower: the table follows the JSON.
+    for s in json["samples"].as_array_mut().unwrap() {
+        if s["mode"] == "memory" && s["protocol"] == "crc32" && s["block"] == 1 << 20 {
+            s["seconds"] = (s["seconds"].as_f64().unwrap() * 1000.0).into();
+        }
+    }
+    let slower = out.join("slower.json");
+    std::fs::write(&slower, json.to_string()).unwrap();
+    let changed = markdown(&slower);
+    assert!(changed.contains(&cell(&json)), "{}\n{changed}", cell(&json));
+    assert_ne!(changed, md);
 }
 
 /// results.md begins with the machine block and results.json carries the
@@ -290,6 +341,7 @@ fn bad_arguments_are_refused_with_the_reason() {
     assert!(run(&["--dir", d, "--mpi", "mpich,openmpi"]).contains("one implementation"));
     assert!(run(&[]).contains("--dir"));
     assert!(run(&["--machine", "--load-start", "high"]).contains("/proc/loadavg"));
+    assert!(run(&["--markdown", "/nonexistent/results.json"]).contains("/nonexistent/results.json"));
     let parity = |schemes: &str, ranks: &str| {
         run(&[
             "--family",

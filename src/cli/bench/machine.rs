@@ -52,6 +52,14 @@ impl LoadAverage {
     fn to_json(self) -> Value {
         json!({"one": self.one, "five": self.five, "fifteen": self.fifteen})
     }
+
+    fn from_json(value: &Value) -> Option<LoadAverage> {
+        Some(LoadAverage {
+            one: value["one"].as_f64()?,
+            five: value["five"].as_f64()?,
+            fifteen: value["fifteen"].as_f64()?,
+        })
+    }
 }
 
 /// The instruction set extensions that decide which kernels run: the
@@ -136,6 +144,20 @@ impl Features {
             "sse4_2": self.sse4_2,
             "pclmulqdq": self.pclmulqdq,
         })
+    }
+
+    fn from_json(value: &Value) -> Features {
+        let on = |name: &str| value[name].as_bool().unwrap_or(false);
+        Features {
+            avx2: on("avx2"),
+            avx512f: on("avx512f"),
+            avx512bw: on("avx512bw"),
+            avx512vl: on("avx512vl"),
+            gfni: on("gfni"),
+            vpclmulqdq: on("vpclmulqdq"),
+            sse4_2: on("sse4_2"),
+            pclmulqdq: on("pclmulqdq"),
+        }
     }
 }
 
@@ -258,6 +280,21 @@ impl Cpu {
             "hypervisor": self.hypervisor,
             "features": self.features.to_json(),
         })
+    }
+
+    fn from_json(value: &Value) -> Cpu {
+        let string = |name: &str| value[name].as_str().map(str::to_string);
+        let number = |name: &str| value[name].as_u64().and_then(|n| u32::try_from(n).ok());
+        Cpu {
+            model: string("model").unwrap_or_else(|| "unknown".into()),
+            vendor: string("vendor"),
+            family: number("family"),
+            model_number: number("model_number"),
+            logical_cores: value["logical_cores"].as_u64().unwrap_or(0) as usize,
+            physical_cores: value["physical_cores"].as_u64().map(|n| n as usize),
+            hypervisor: value["hypervisor"].as_bool().unwrap_or(false),
+            features: Features::from_json(&value["features"]),
+        }
     }
 }
 
@@ -488,6 +525,31 @@ impl Machine {
             "load_start": self.load_start.map(LoadAverage::to_json),
             "load_end": self.load_end.map(LoadAverage::to_json),
         })
+    }
+
+    /// Reads back the `machine` object of an earlier results.json (what
+    /// [`Machine::to_json`] wrote; a missing field reads as unknown), so
+    /// that `redio bench --markdown` prints the block the run recorded.
+    pub fn from_json(value: &Value) -> Machine {
+        let string = |name: &str| value[name].as_str().map(str::to_string);
+        Machine {
+            cpu: Cpu::from_json(&value["cpu"]),
+            memory_bytes: value["memory_bytes"].as_u64(),
+            kernel: string("kernel").unwrap_or_else(|| "unknown".into()),
+            os: string("os"),
+            mpi: value["mpi"]
+                .as_array()
+                .map(|all| {
+                    all.iter()
+                        .filter_map(|m| m.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            date: string("date").unwrap_or_else(|| "unknown".into()),
+            commit: string("commit").unwrap_or_else(|| "unknown".into()),
+            load_start: LoadAverage::from_json(&value["load_start"]),
+            load_end: LoadAverage::from_json(&value["load_end"]),
+        }
     }
 
     /// The block at the top of results.md (and of `redio bench
@@ -735,6 +797,8 @@ flags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 pclmulqdq avx avx2 bmi2 sha_ni hyper
         assert_eq!(json["cpu"]["features"]["gfni"], false);
         assert_eq!(json["load_end"]["one"], 2.3);
         assert_eq!(json["mpi"][0], "MPICH 4.0.2 (ch4:ucx)");
+        // What results.json recorded reads back as the same machine.
+        assert_eq!(Machine::from_json(&json), machine);
         let unknown = Machine {
             memory_bytes: None,
             os: None,
@@ -747,6 +811,7 @@ flags\t\t: fpu sse sse2 ssse3 sse4_1 sse4_2 pclmulqdq avx avx2 bmi2 sha_ni hyper
         assert!(md.contains(", memory unknown\n"), "{md}");
         assert!(md.contains("distribution unknown; MPI: unknown"), "{md}");
         assert!(md.ends_with("load average (1 min) unknown\n"), "{md}");
+        assert_eq!(Machine::from_json(&unknown.to_json()), unknown);
     }
 
     /// On this machine: never fails, and finds at least a core.

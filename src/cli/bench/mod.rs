@@ -16,11 +16,14 @@
 //! Every result records the machine it ran on ([`machine`]): results.json
 //! has a `machine` object and results.md begins with the machine block,
 //! which `redio bench --machine` prints alone (for the scripts in
-//! `benches/` that lay out their own tables).
+//! `benches/` that lay out their own tables). `redio bench --markdown
+//! results.json` prints an earlier run's block and table again: the
+//! tables of docs/benchmarks.md come from it.
 
 mod crc;
 mod interposition;
 pub mod machine;
+mod markdown;
 mod parity;
 mod protocols;
 mod results;
@@ -55,7 +58,7 @@ pub struct BenchArgs {
     pub family: Family,
     /// The directory the application writes and reads (its path as the
     /// application sees it).
-    #[arg(long, required_unless_present = "machine")]
+    #[arg(long, required_unless_present_any = ["machine", "markdown"])]
     pub dir: Option<PathBuf>,
     /// Per-replica directory, with `{replica}`: the application's `--dir`
     /// is remapped to it for each replica (one server per replica).
@@ -147,6 +150,11 @@ pub struct BenchArgs {
     /// "start → now".
     #[arg(long, requires = "machine", value_name = "LOADAVG")]
     pub load_start: Option<String>,
+    /// Measure nothing: print the Markdown (machine block and table) of an
+    /// earlier run from the results.json it wrote, as pasted into
+    /// docs/benchmarks.md.
+    #[arg(long, value_name = "RESULTS_JSON", conflicts_with = "machine")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// One `--variant`: a name and the environment its runs get.
@@ -203,6 +211,18 @@ struct Plan {
 pub fn bench(args: BenchArgs) -> ExitCode {
     if args.machine {
         return print_machine(&args);
+    }
+    if let Some(path) = &args.markdown {
+        return match markdown::from_results(path) {
+            Ok(md) => {
+                print!("{md}");
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                eprintln!("redio bench: {message}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let outcome = prepare(&args).and_then(|plan| {
         let mut machine = Machine::collect(&[plan.flavour]);

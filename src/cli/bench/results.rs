@@ -125,8 +125,11 @@ pub(super) fn write(
     );
     let machine_json = serde_json::to_string_pretty(&machine.to_json())
         .map_err(|e| format!("results.json: {e}"))?;
+    // `family` tells `redio bench --markdown` which baseline the table
+    // compares with.
     let mut json = format!(
-        "{{\n  \"machine\": {},\n  \"samples\": [\n",
+        "{{\n  \"family\": \"{}\",\n  \"machine\": {},\n  \"samples\": [\n",
+        family_name(args.family),
         machine_json.replace('\n', "\n  ")
     );
     for (i, s) in samples.iter().enumerate() {
@@ -141,7 +144,7 @@ pub(super) fn write(
         let _ = writeln!(
             json,
             "    {{\"kind\": {:?}, \"topology\": \"{topology}\", \"mode\": \"{}\", \"protocol\": {:?}, \
-             \"degree\": {}, \"block\": {}, \"total\": {}, \"seconds\": {:.6}, \"mib_per_s\": {rate:.1}, \
+             \"degree\": {}, \"block\": {}, \"total\": {}, \"seconds\": {}, \"mib_per_s\": {rate:.1}, \
              \"wire_bytes\": {}}}{}",
             args.kind,
             p.mode,
@@ -155,7 +158,8 @@ pub(super) fn write(
         );
     }
     json.push_str("  ]\n}\n");
-    let md = format!("{}\n{}", machine.markdown(), table(args.family, samples));
+    // results.md is what `redio bench --markdown results.json` prints.
+    let md = super::markdown::render(&json)?;
     for (name, text) in [
         ("results.csv", &csv),
         ("results.json", &json),
@@ -167,6 +171,17 @@ pub(super) fn write(
     println!("{md}");
     println!("results: {}/results.{{csv,json,md}}", plan.out.display());
     Ok(())
+}
+
+/// results.md: the machine block, then the table (what `redio bench
+/// --markdown` prints again from results.json).
+pub(super) fn markdown(family: Family, machine: &Machine, samples: &[Sample]) -> String {
+    format!("{}\n{}", machine.markdown(), table(family, samples))
+}
+
+/// The family's name on the command line and in results.json.
+pub(super) fn family_name(family: Family) -> String {
+    format!("{family:?}").to_lowercase()
 }
 
 /// The Markdown table: one row per point, in the order first measured,
@@ -265,7 +280,7 @@ pub(super) fn plot(args: &BenchArgs, plan: &Plan) -> Result<(), String> {
     let script = plan.out.join("plot_bench.py");
     std::fs::write(&script, PLOT_PY).map_err(|e| format!("{}: {e}", script.display()))?;
     let python = std::env::var_os("REDIO_PYTHON").unwrap_or_else(|| "python3".into());
-    let family = format!("{:?}", args.family).to_lowercase();
+    let family = family_name(args.family);
     let status = Command::new(&python)
         .arg(&script)
         .arg(plan.out.join("results.csv"))
