@@ -8,6 +8,8 @@
 #   scripts/slurm.sh start    # install if missing, configure, start what is not running
 #   scripts/slurm.sh stop     # stop the daemons this script started (by their pid files)
 #   scripts/slurm.sh status   # sinfo
+#   scripts/slurm.sh lose N   # lose node N: SIGKILL every process on it, stop its slurmd,
+#                             # empty its node-local directory (`start` brings a replacement)
 #
 # Everything lives under $REDIO_SLURM_DIR (default /run/redio-slurm): the
 # configuration (clients need SLURM_CONF=$REDIO_SLURM_DIR/slurm.conf), state,
@@ -129,10 +131,50 @@ stop() {
   done
 }
 
+# Every process of node $1 at once: the task trees Slurm started there
+# (each task's environment names the node; MPI launchers' proxies and
+# daemons are such tasks, the application processes their descendants)
+# and their slurmstepd; then the node's slurmd, and its node-local files.
+lose() {
+  local node=$1 roots pids=() pid
+  roots=$(grep -l -a -z -x "SLURMD_NODENAME=$node" /proc/[0-9]*/environ 2>/dev/null |
+    cut -d/ -f3 || true)
+  # Descendants, by walking the parent links of every process.
+  local table
+  table=$(ps -e -o pid=,ppid=,comm=)
+  local frontier=($roots)
+  while ((${#frontier[@]})); do
+    pids+=("${frontier[@]}")
+    local next=()
+    for pid in "${frontier[@]}"; do
+      next+=($(awk -v p="$pid" '$2 == p {print $1}' <<<"$table"))
+    done
+    frontier=("${next[@]}")
+  done
+  # The slurmstepd above each task root.
+  for pid in $roots; do
+    local parent
+    parent=$(awk -v p="$pid" '$1 == p {print $2}' <<<"$table")
+    [[ -n "$parent" ]] && awk -v p="$parent" '$1 == p && $3 == "slurmstepd" {found=1} END {exit !found}' <<<"$table" &&
+      pids+=("$parent")
+  done
+  if ((${#pids[@]})); then
+    kill -9 "${pids[@]}" 2>/dev/null || true
+  fi
+  if running "$dir/run/slurmd-$node.pid"; then
+    kill -9 "$(cat "$dir/run/slurmd-$node.pid")"
+  fi
+  rm -f "$dir/run/slurmd-$node.pid"
+  rm -rf "${dir:?}/nodes/$node/local"
+  mkdir -p "$dir/nodes/$node/local"
+  echo "slurm: lost node $node: killed ${#pids[@]} processes (${pids[*]}), its slurmd, its node-local files"
+}
+
 case ${1:-start} in
+  lose) lose "${2:?usage: $0 lose NODE}" ;;
   install) install_slurm ;;
   start) start ;;
   stop) stop ;;
   status) SLURM_CONF=$conf sinfo -N ;;
-  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|status|lose NODE" >&2; exit 2 ;;
 esac
