@@ -14,4 +14,5 @@ pub mod parity_workers;
 pub mod progress_bar;
 pub mod run;
 pub mod scratch;
+pub mod summary_file;
 pub mod supervise;

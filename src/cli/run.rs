@@ -92,14 +92,16 @@ pub fn run(args: RunArgs) -> ExitCode {
         println!("{}", words.join(" "));
         return ExitCode::SUCCESS;
     }
-    if let Err(e) = std::fs::create_dir_all(&run_dir) {
-        eprintln!(
-            "redio run: cannot create the run directory {}: {e}",
-            run_dir.display()
-        );
+    // Before anything is created or launched: a summary that cannot be
+    // written is refused now, not after the whole run.
+    if let Err(message) = write_provisional_summary(&args) {
+        eprintln!("redio run: error: --summary {message}");
         return ExitCode::from(2);
     }
-    write_provisional_summary(&args);
+    if let Err(e) = super::scratch::create_dir(&run_dir) {
+        eprintln!("redio run: run directory: {e}");
+        return ExitCode::from(2);
+    }
     launcher_watch::prepare(&mut command);
     let seen = match command.spawn() {
         Ok(child) => launcher_watch::supervise(
@@ -228,7 +230,7 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
 
 /// A summary that says the run has not concluded, replaced when it does:
 /// if `redio run` is killed, this is what remains.
-fn write_provisional_summary(args: &RunArgs) {
+fn write_provisional_summary(args: &RunArgs) -> Result<(), String> {
     if let Some(path) = &args.summary {
         let json = serde_json::json!({
             "completed": false,
@@ -238,8 +240,9 @@ fn write_provisional_summary(args: &RunArgs) {
                 std::process::id()
             ),
         });
-        let _ = std::fs::write(path, format!("{json:#}\n"));
+        super::summary_file::write(path, &format!("{json:#}\n"))?;
     }
+    Ok(())
 }
 
 /// Writes the summary as JSON where asked (or, when anything went wrong,
@@ -256,13 +259,10 @@ fn write_summary(
         None => return None,
     };
     let json = serde_json::to_string_pretty(summary).unwrap_or_default();
-    match std::fs::write(&path, json + "\n") {
+    match super::summary_file::write(&path, &(json + "\n")) {
         Ok(()) => Some(path),
-        Err(e) => {
-            eprintln!(
-                "redio run: cannot write the summary {}: {e}",
-                path.display()
-            );
+        Err(message) => {
+            eprintln!("redio run: cannot write the summary {message}");
             None
         }
     }
