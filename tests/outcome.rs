@@ -617,3 +617,122 @@ fn the_launcher_killed_ends_every_process_openmpi5() {
     launcher_killed(Mpi::OpenMpi5, libc::SIGKILL, true);
     launcher_killed(Mpi::OpenMpi5, libc::SIGKILL, false);
 }
+
+/// A program that cannot run (missing, a directory, no execute bit) gives
+/// the shell's 127 at r=2 too, with every MPI (issue 44, item 1: Open MPI
+/// 4.1 and 5 said 0, nothing having run).
+fn a_program_that_cannot_run(mpi: Mpi) {
+    let dir = fresh_dir(&format!("outcome/cannot-run-{}", mpi.key()));
+    let not_executable = dir.join("not-executable");
+    std::fs::write(&not_executable, "#!/bin/sh\nexit 0\n").unwrap();
+    let summary = dir.join("summary.json");
+    for program in [dir.join("no-such-program"), dir.clone(), not_executable] {
+        let mut launch = Launch::redio(mpi, 2, 2, "block", &program).timeout(TIMEOUT);
+        launch.redio_args = vec!["--summary".into(), summary.display().to_string()];
+        let job = launch.run();
+        assert!(!job.timed_out(), "the job hung:\n{job:#?}");
+        assert_eq!(job.code, Some(127), "{}: {job:#?}", program.display());
+        let summary = read_summary(&summary);
+        assert_eq!(summary["exit_code"], 127, "{summary:#}");
+        assert_eq!(summary["completed"], false, "{summary:#}");
+        assert!(
+            !world_ranks(&summary, "exited_non_zero").is_empty(),
+            "{summary:#}"
+        );
+        assert!(
+            job.stderr.contains("redio exec: cannot run"),
+            "{}",
+            job.stderr
+        );
+    }
+}
+
+#[test]
+fn a_program_that_cannot_run_gives_127_mpich() {
+    a_program_that_cannot_run(Mpi::Mpich);
+}
+
+#[test]
+fn a_program_that_cannot_run_gives_127_openmpi() {
+    a_program_that_cannot_run(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_program_that_cannot_run_gives_127_openmpi5() {
+    a_program_that_cannot_run(Mpi::OpenMpi5);
+}
+
+/// Compiles `tests/programs/static_kill.c` as a static executable with
+/// `cc` (no MPI, and no library loaded at start: LD_PRELOAD does not reach
+/// it), once per test binary: the tests run in parallel, and rewriting
+/// the executable while another job runs it would fail that job.
+fn static_kill() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out_dir = common::scratch().join("bin/static");
+            std::fs::create_dir_all(&out_dir).unwrap();
+            let exe = out_dir.join("static_kill");
+            let source = common::repo().join("tests/programs/static_kill.c");
+            let status = Command::new("cc")
+                .args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o"])
+                .arg(&exe)
+                .arg(&source)
+                .status()
+                .unwrap();
+            assert!(status.success(), "cc -static {} failed", source.display());
+            exe
+        })
+        .clone()
+}
+
+/// World rank 0 is SIGKILLed before any library is loaded
+/// (tests/programs/static_kill.c), while the others wait for it in
+/// `MPI_Init`: `redio exec` sees the death, and the job ends with 3 and
+/// the victim named, never a hang (issue 44, item 3).
+fn death_before_the_library_loads(mpi: Mpi) {
+    let shim = static_kill();
+    let exe = compile(mpi, "outcome");
+    let dir = fresh_dir(&format!("outcome/before-load-{}", mpi.key()));
+    let summary = dir.join("summary.json");
+    let mut launch = Launch::redio(mpi, 2, 2, "block", &shim)
+        .args([exe.display().to_string()])
+        .env("SHIM_VICTIM", "0")
+        .env("OUTCOME_MODE", "status")
+        .env("OUTCOME_STATUS", "0")
+        .env("OUTCOME_DIR", &dir.display().to_string())
+        .timeout(TIMEOUT);
+    launch.redio_args = vec!["--summary".into(), summary.display().to_string()];
+    let job = launch.run();
+    assert!(!job.timed_out(), "the job hung:\n{job:#?}");
+    assert_eq!(job.code, Some(3), "{job:#?}");
+    let summary = read_summary(&summary);
+    assert_eq!(summary["exit_code"], 3, "{summary:#}");
+    assert_eq!(summary["completed"], false, "{summary:#}");
+    assert!(world_ranks(&summary, "failed").contains(&0), "{summary:#}");
+    assert_eq!(
+        ends(&summary)[0],
+        ("killed".to_string(), None),
+        "{summary:#}"
+    );
+    let why = summary["interrupted"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("world rank 0") && why.contains("killed by a signal"),
+        "{summary:#}"
+    );
+}
+
+#[test]
+fn a_death_before_libredio_loads_ends_the_job_mpich() {
+    death_before_the_library_loads(Mpi::Mpich);
+}
+
+#[test]
+fn a_death_before_libredio_loads_ends_the_job_openmpi() {
+    death_before_the_library_loads(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_death_before_libredio_loads_ends_the_job_openmpi5() {
+    death_before_the_library_loads(Mpi::OpenMpi5);
+}

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod config_cmd;
 pub mod exec;
+pub mod exec_life;
 pub mod flavour;
 pub mod info;
 pub mod join;

@@ -22,6 +22,7 @@
 //! supervisor (`PR_SET_PDEATHSIG`), and the supervisor lets go of the PMI
 //! socket so that MPICH still sees the application's own death at once.
 
+use super::exec_life::{Recorder, CANNOT_RUN};
 use super::output;
 use redio_core::signals::set_handler;
 use std::io;
@@ -76,6 +77,7 @@ pub fn run(
             Ok(())
         });
     }
+    let recorder = Recorder::from_env();
     let mut terminal = None;
     if let Some(plan) = &output {
         let stdout = match output::terminal_for_stdout() {
@@ -94,7 +96,10 @@ pub fn run(
         Ok(child) => child,
         Err(error) => {
             eprintln!("redio exec: cannot run {program}: {error}");
-            return ExitCode::from(127);
+            if let Some(recorder) = &recorder {
+                recorder.cannot_run(CANNOT_RUN);
+            }
+            return ExitCode::from(CANNOT_RUN);
         }
     };
     // The command holds the terminal's application end: closing it lets
@@ -111,6 +116,9 @@ pub fn run(
     };
     match status {
         Ok(status) => {
+            if let Some(recorder) = &recorder {
+                recorder.ended(child.id(), status);
+            }
             if let (false, Some(signal)) = (signal_as_exit, status.signal()) {
                 die_by(signal);
             }

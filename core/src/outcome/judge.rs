@@ -250,7 +250,9 @@ pub struct ProcessEnd {
     /// The process.
     #[serde(flatten)]
     pub process: Process,
-    /// Its process id, when it reached libredio.so.
+    /// Its process id, when it reached libredio.so (or `redio exec`
+    /// recorded it: a program that could not start, or that ended before
+    /// the library loaded).
     pub pid: Option<i32>,
     /// It got through redio's start-up in `MPI_Init`.
     pub started: bool,

@@ -160,6 +160,35 @@ pub struct Life {
     pub event: LifeEvent,
 }
 
+impl Life {
+    /// A line written now by process `pid` of world rank `world_rank`.
+    pub fn now(world_rank: u32, pid: i32, event: LifeEvent) -> Life {
+        let time_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        Life {
+            time_us,
+            world_rank,
+            pid,
+            event,
+        }
+    }
+
+    /// Appends the line to `rank-W.jsonl` in the run directory `dir`.
+    pub fn append_to(&self, dir: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut line = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        line.push('\n');
+        // One write of a whole line, appended: lines of several writers
+        // never interleave.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(format!("rank-{}.jsonl", self.world_rank)))?
+            .write_all(line.as_bytes())
+    }
+}
+
 /// What a [`Life`] line says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]

@@ -334,3 +334,21 @@ fn the_recorded_exit_is_found_among_the_other_lines_of_an_event_file() {
         None
     );
 }
+
+#[test]
+fn life_lines_appended_by_redio_exec_read_back() {
+    let dir = std::env::temp_dir().join(format!("redio-life-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let host = "h".to_string();
+    Life::now(3, 42, LifeEvent::Spawned { host })
+        .append_to(&dir)
+        .unwrap();
+    let how = ExitHow::Exit;
+    let exit = LifeEvent::Exit { status: 127, how };
+    Life::now(3, 42, exit.clone()).append_to(&dir).unwrap();
+    let run = read_run(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.lives.len(), 2);
+    assert!(run.lives.iter().all(|l| l.world_rank == 3 && l.pid == 42));
+    assert_eq!(run.lives[1].event, exit);
+}
