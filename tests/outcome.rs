@@ -736,3 +736,66 @@ fn a_death_before_libredio_loads_ends_the_job_openmpi() {
 fn a_death_before_libredio_loads_ends_the_job_openmpi5() {
     death_before_the_library_loads(Mpi::OpenMpi5);
 }
+
+/// The replicas of each rank write different data (outcome.c `diverge`):
+/// at r=2 nothing can correct it and every replica gets `EIO`, which the
+/// program ignores, returning 0. The run fails with 75, the divergence in
+/// the summary; `--on-divergence warn` keeps the old exit code 0 (issue
+/// 44, item 2).
+fn an_uncorrected_divergence(mpi: Mpi) {
+    let (job, summary) = run(mpi, "diverge", "diverge", &[]);
+    assert_eq!(job.code, Some(75), "{job:#?}");
+    assert_eq!(summary["exit_code"], 75, "{summary:#}");
+    assert_eq!(summary["completed"], true, "{summary:#}");
+    let mut ranks: Vec<u64> = summary["divergences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no divergences in {summary:#}"))
+        .iter()
+        .map(|d| d["rank"].as_u64().unwrap())
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    assert_eq!(ranks, [0, 1], "{summary:#}");
+    assert!(
+        job.stderr
+            .contains("redio run: error: replicas of rank 0 diverged"),
+        "{}",
+        job.stderr
+    );
+
+    let dir = fresh_dir(&format!("outcome/diverge-warn-{}", mpi.key()));
+    let summary = dir.join("summary.json");
+    let mut launch = Launch::redio(mpi, 2, 2, "block", &compile(mpi, "outcome"))
+        .env("OUTCOME_MODE", "diverge")
+        .env("OUTCOME_DIR", &dir.display().to_string())
+        .timeout(TIMEOUT);
+    launch.redio_args = vec![
+        "--on-divergence".into(),
+        "warn".into(),
+        "--summary".into(),
+        summary.display().to_string(),
+    ];
+    let job = launch.run();
+    assert_eq!(job.code, Some(0), "{job:#?}");
+    let summary = read_summary(&summary);
+    assert!(
+        !summary["divergences"].as_array().unwrap().is_empty(),
+        "{summary:#}"
+    );
+    assert!(
+        job.stderr
+            .contains("redio run: warning: replicas of rank 0 diverged"),
+        "{}",
+        job.stderr
+    );
+}
+
+#[test]
+fn an_uncorrected_divergence_fails_the_run_mpich() {
+    an_uncorrected_divergence(Mpi::Mpich);
+}
+
+#[test]
+fn an_uncorrected_divergence_fails_the_run_openmpi() {
+    an_uncorrected_divergence(Mpi::OpenMpi);
+}

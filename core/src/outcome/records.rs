@@ -17,6 +17,11 @@ pub const ENV_EXEC_PID: &str = "REDIO_EXEC_PID";
 /// Exit code of `redio run` when every replica of a logical rank was lost.
 pub const EXIT_RANK_LOST: u8 = 3;
 
+/// Exit code of `redio run` when the replicas diverged and redio could
+/// not correct it (every replica got `EIO`), and the application still
+/// ended well; also the status of a job `on_mismatch: abort` ended.
+pub const EXIT_DIVERGED: u8 = 75;
+
 /// A process, by world rank and placement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Process {
@@ -81,6 +86,13 @@ pub enum Event {
     /// This process got through redio's start-up in `MPI_Init`: from now on
     /// its death can be survived.
     Started,
+    /// The replicas of this process's logical rank disagreed (data or
+    /// calls) with no majority to correct them: the operation failed with
+    /// `EIO` on every replica.
+    Diverged {
+        /// The report, as logged.
+        report: String,
+    },
 }
 
 /// Bytes a process read from and wrote to shared files itself, so far.
