@@ -16,6 +16,10 @@
 //! "SIGKILL under MPICH"). An exit, even non-zero, does not trigger it, so
 //! this process turns the application's death into an exit.
 //!
+//! Under `redio run` it also records the application's end when
+//! libredio.so could not: a program that did not start, or ended before
+//! the library was loaded ([`super::exec_life`]).
+//!
 //! The supervisor is invisible otherwise: the application is in the same
 //! process group (Hydra signals whole groups), signals sent to the
 //! supervisor alone are passed on, the application dies with the
