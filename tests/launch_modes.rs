@@ -377,3 +377,62 @@ fn files_left_by_killed_open_mpi_5_launchers_do_not_stop_a_run() {
         assert_eq!(output, &expected.ranks[&(world % 2)], "world rank {world}");
     }
 }
+
+/// `TMPDIR` naming a directory that does not exist is refused before the
+/// launch, and nothing is created in its place (issue 44, item 10: `redio
+/// run` created `/nonexistent/tmp` at the root of the file system).
+#[test]
+fn a_missing_tmpdir_is_refused_and_not_created() {
+    let exe = compile(Mpi::Mpich, "p2p");
+    let base = common::fresh_dir("missing-tmpdir");
+    let tmpdir = base.join("nonexistent/tmp");
+    let job = Launch::redio(Mpi::Mpich, 1, 1, "block", &exe)
+        .env("TMPDIR", &tmpdir.display().to_string())
+        .timeout(60)
+        .run();
+    assert!(!job.timed_out(), "{job:#?}");
+    assert!(
+        !base.join("nonexistent").exists(),
+        "redio run created {}",
+        tmpdir.display()
+    );
+    assert_eq!(job.code, Some(2), "{job:#?}");
+    assert!(
+        job.stderr.contains(&format!(
+            "the temporary directory {} does not exist",
+            tmpdir.display()
+        )),
+        "{}",
+        job.stderr
+    );
+}
+
+/// `--summary` naming a FIFO (or another file that is not a regular one)
+/// is refused before the launch, without blocking (issue 44, item 4:
+/// `redio run` blocked in `open()` on a FIFO nobody read).
+#[test]
+fn a_summary_path_that_is_not_a_regular_file_is_refused() {
+    let exe = compile(Mpi::Mpich, "p2p");
+    let dir = common::fresh_dir("summary-fifo");
+    let fifo = dir.join("summary.fifo");
+    let name = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    for (path, what) in [(&fifo, "a FIFO"), (&dir, "a directory")] {
+        let mut launch = Launch::redio(Mpi::Mpich, 1, 1, "block", &exe).timeout(30);
+        launch.redio_args = vec!["--summary".into(), path.display().to_string()];
+        let job = launch.run();
+        assert!(!job.timed_out(), "redio run blocked on {what}:\n{job:#?}");
+        assert_eq!(job.code, Some(2), "{job:#?}");
+        assert!(
+            job.stderr
+                .contains(&format!("--summary {}: {what}", path.display())),
+            "{}",
+            job.stderr
+        );
+        assert!(
+            job.ranks.values().all(|out| out.is_empty()),
+            "the application must not have run:\n{job:#?}"
+        );
+    }
+}

@@ -617,3 +617,185 @@ fn the_launcher_killed_ends_every_process_openmpi5() {
     launcher_killed(Mpi::OpenMpi5, libc::SIGKILL, true);
     launcher_killed(Mpi::OpenMpi5, libc::SIGKILL, false);
 }
+
+/// A program that cannot run (missing, a directory, no execute bit) gives
+/// the shell's 127 at r=2 too, with every MPI (issue 44, item 1: Open MPI
+/// 4.1 and 5 said 0, nothing having run).
+fn a_program_that_cannot_run(mpi: Mpi) {
+    let dir = fresh_dir(&format!("outcome/cannot-run-{}", mpi.key()));
+    let not_executable = dir.join("not-executable");
+    std::fs::write(&not_executable, "#!/bin/sh\nexit 0\n").unwrap();
+    let summary = dir.join("summary.json");
+    for program in [dir.join("no-such-program"), dir.clone(), not_executable] {
+        let mut launch = Launch::redio(mpi, 2, 2, "block", &program).timeout(TIMEOUT);
+        launch.redio_args = vec!["--summary".into(), summary.display().to_string()];
+        let job = launch.run();
+        assert!(!job.timed_out(), "the job hung:\n{job:#?}");
+        assert_eq!(job.code, Some(127), "{}: {job:#?}", program.display());
+        let summary = read_summary(&summary);
+        assert_eq!(summary["exit_code"], 127, "{summary:#}");
+        assert_eq!(summary["completed"], false, "{summary:#}");
+        assert!(
+            !world_ranks(&summary, "exited_non_zero").is_empty(),
+            "{summary:#}"
+        );
+        assert!(
+            job.stderr.contains("redio exec: cannot run"),
+            "{}",
+            job.stderr
+        );
+    }
+}
+
+#[test]
+fn a_program_that_cannot_run_gives_127_mpich() {
+    a_program_that_cannot_run(Mpi::Mpich);
+}
+
+#[test]
+fn a_program_that_cannot_run_gives_127_openmpi() {
+    a_program_that_cannot_run(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_program_that_cannot_run_gives_127_openmpi5() {
+    a_program_that_cannot_run(Mpi::OpenMpi5);
+}
+
+/// Compiles `tests/programs/static_kill.c` as a static executable with
+/// `cc` (no MPI, and no library loaded at start: LD_PRELOAD does not reach
+/// it), once per test binary: the tests run in parallel, and rewriting
+/// the executable while another job runs it would fail that job.
+fn static_kill() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out_dir = common::scratch().join("bin/static");
+            std::fs::create_dir_all(&out_dir).unwrap();
+            let exe = out_dir.join("static_kill");
+            let source = common::repo().join("tests/programs/static_kill.c");
+            let status = Command::new("cc")
+                .args(["-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o"])
+                .arg(&exe)
+                .arg(&source)
+                .status()
+                .unwrap();
+            assert!(status.success(), "cc -static {} failed", source.display());
+            exe
+        })
+        .clone()
+}
+
+/// World rank 0 is SIGKILLed before any library is loaded
+/// (tests/programs/static_kill.c), while the others wait for it in
+/// `MPI_Init`: `redio exec` sees the death, and the job ends with 3 and
+/// the victim named, never a hang (issue 44, item 3).
+fn death_before_the_library_loads(mpi: Mpi) {
+    let shim = static_kill();
+    let exe = compile(mpi, "outcome");
+    let dir = fresh_dir(&format!("outcome/before-load-{}", mpi.key()));
+    let summary = dir.join("summary.json");
+    let mut launch = Launch::redio(mpi, 2, 2, "block", &shim)
+        .args([exe.display().to_string()])
+        .env("SHIM_VICTIM", "0")
+        .env("OUTCOME_MODE", "status")
+        .env("OUTCOME_STATUS", "0")
+        .env("OUTCOME_DIR", &dir.display().to_string())
+        .timeout(TIMEOUT);
+    launch.redio_args = vec!["--summary".into(), summary.display().to_string()];
+    let job = launch.run();
+    assert!(!job.timed_out(), "the job hung:\n{job:#?}");
+    assert_eq!(job.code, Some(3), "{job:#?}");
+    let summary = read_summary(&summary);
+    assert_eq!(summary["exit_code"], 3, "{summary:#}");
+    assert_eq!(summary["completed"], false, "{summary:#}");
+    assert!(world_ranks(&summary, "failed").contains(&0), "{summary:#}");
+    assert_eq!(
+        ends(&summary)[0],
+        ("killed".to_string(), None),
+        "{summary:#}"
+    );
+    let why = summary["interrupted"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("world rank 0") && why.contains("killed by a signal"),
+        "{summary:#}"
+    );
+}
+
+#[test]
+fn a_death_before_libredio_loads_ends_the_job_mpich() {
+    death_before_the_library_loads(Mpi::Mpich);
+}
+
+#[test]
+fn a_death_before_libredio_loads_ends_the_job_openmpi() {
+    death_before_the_library_loads(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_death_before_libredio_loads_ends_the_job_openmpi5() {
+    death_before_the_library_loads(Mpi::OpenMpi5);
+}
+
+/// The replicas of each rank write different data (outcome.c `diverge`):
+/// at r=2 nothing can correct it and every replica gets `EIO`, which the
+/// program ignores, returning 0. The run fails with 75, the divergence in
+/// the summary; `--on-divergence warn` keeps the old exit code 0 (issue
+/// 44, item 2).
+fn an_uncorrected_divergence(mpi: Mpi) {
+    let (job, summary) = run(mpi, "diverge", "diverge", &[]);
+    assert_eq!(job.code, Some(75), "{job:#?}");
+    assert_eq!(summary["exit_code"], 75, "{summary:#}");
+    assert_eq!(summary["completed"], true, "{summary:#}");
+    let mut ranks: Vec<u64> = summary["divergences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no divergences in {summary:#}"))
+        .iter()
+        .map(|d| d["rank"].as_u64().unwrap())
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    assert_eq!(ranks, [0, 1], "{summary:#}");
+    assert!(
+        job.stderr
+            .contains("redio run: error: replicas of rank 0 diverged"),
+        "{}",
+        job.stderr
+    );
+
+    let dir = fresh_dir(&format!("outcome/diverge-warn-{}", mpi.key()));
+    let summary = dir.join("summary.json");
+    let mut launch = Launch::redio(mpi, 2, 2, "block", &compile(mpi, "outcome"))
+        .env("OUTCOME_MODE", "diverge")
+        .env("OUTCOME_DIR", &dir.display().to_string())
+        .timeout(TIMEOUT);
+    launch.redio_args = vec![
+        "--on-divergence".into(),
+        "warn".into(),
+        "--summary".into(),
+        summary.display().to_string(),
+    ];
+    let job = launch.run();
+    assert_eq!(job.code, Some(0), "{job:#?}");
+    let summary = read_summary(&summary);
+    assert!(
+        !summary["divergences"].as_array().unwrap().is_empty(),
+        "{summary:#}"
+    );
+    assert!(
+        job.stderr
+            .contains("redio run: warning: replicas of rank 0 diverged"),
+        "{}",
+        job.stderr
+    );
+}
+
+#[test]
+fn an_uncorrected_divergence_fails_the_run_mpich() {
+    an_uncorrected_divergence(Mpi::Mpich);
+}
+
+#[test]
+fn an_uncorrected_divergence_fails_the_run_openmpi() {
+    an_uncorrected_divergence(Mpi::OpenMpi);
+}

@@ -6,6 +6,7 @@
 //! once, [`super::output`]), it stays as the application's parent
 //! ([`super::supervise`]).
 
+use super::exec_life::{Recorder, CANNOT_RUN};
 use super::flavour::{find_library, Flavour};
 use super::output;
 use crate::output::OutputMode;
@@ -98,7 +99,10 @@ pub fn exec(args: ExecArgs) -> ExitCode {
         "redio exec: cannot run {}: {error}",
         program.to_string_lossy()
     );
-    ExitCode::from(127)
+    if let Some(recorder) = Recorder::from_env() {
+        recorder.cannot_run(CANNOT_RUN);
+    }
+    ExitCode::from(CANNOT_RUN)
 }
 
 /// How this process's output must be handled, or `None` when it passes

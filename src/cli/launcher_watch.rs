@@ -26,7 +26,9 @@
 //!   own (when the launcher exited by itself), then are killed.
 //!
 //! Processes are known from the `spawned` lines they write in the run
-//! directory ([`outcome::LifeEvent::Spawned`]); one is alive while
+//! directory ([`outcome::LifeEvent::Spawned`]), or `redio exec` writes for
+//! them when they end before libredio.so is loaded
+//! ([`super::exec_life`]); one is alive while
 //! `/proc/PID` exists, is not a zombie and its environment names this run
 //! directory (so a reused process id is never mistaken for it).
 

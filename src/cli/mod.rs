@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod config_cmd;
 pub mod exec;
+pub mod exec_life;
 pub mod flavour;
 pub mod info;
 pub mod join;
@@ -14,4 +15,5 @@ pub mod parity_workers;
 pub mod progress_bar;
 pub mod run;
 pub mod scratch;
+pub mod summary_file;
 pub mod supervise;

@@ -61,7 +61,7 @@ pub struct Role {
 
 /// The world rank and size the launcher gave this process (Hydra:
 /// `PMI_RANK`/`PMI_SIZE`; Open MPI: `OMPI_COMM_WORLD_*`; PMIx, Slurm).
-fn launcher_rank_and_size() -> Option<(u32, u32)> {
+pub(crate) fn launcher_rank_and_size() -> Option<(u32, u32)> {
     let var = |names: &[&str]| {
         names
             .iter()

@@ -58,9 +58,32 @@ pub struct RunArgs {
     /// `[replica K] `.
     #[arg(long, value_name = "once|all", default_value = "once", value_parser = parse_output)]
     pub output: OutputMode,
+    /// What a divergence redio detected but could not correct (replicas
+    /// whose data or calls differ with no majority: every replica got
+    /// `EIO`) does to a run that otherwise succeeded: `fail`, exit code
+    /// 75; `warn`, only reported, exit code 0.
+    #[arg(long, value_name = "fail|warn", default_value = "fail", value_parser = parse_on_divergence)]
+    pub on_divergence: OnDivergence,
     /// The application and its arguments.
     #[arg(last = true, required = true)]
     pub command: Vec<OsString>,
+}
+
+/// `redio run --on-divergence`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnDivergence {
+    /// The run fails with [`outcome::EXIT_DIVERGED`].
+    Fail,
+    /// The divergence is reported, the exit code stays.
+    Warn,
+}
+
+fn parse_on_divergence(value: &str) -> Result<OnDivergence, String> {
+    match value {
+        "fail" => Ok(OnDivergence::Fail),
+        "warn" => Ok(OnDivergence::Warn),
+        _ => Err(format!("`{value}`: expected `fail` or `warn`")),
+    }
 }
 
 fn parse_output(value: &str) -> Result<OutputMode, String> {
@@ -92,14 +115,16 @@ pub fn run(args: RunArgs) -> ExitCode {
         println!("{}", words.join(" "));
         return ExitCode::SUCCESS;
     }
-    if let Err(e) = std::fs::create_dir_all(&run_dir) {
-        eprintln!(
-            "redio run: cannot create the run directory {}: {e}",
-            run_dir.display()
-        );
+    // Before anything is created or launched: a summary that cannot be
+    // written is refused now, not after the whole run.
+    if let Err(message) = write_provisional_summary(&args) {
+        eprintln!("redio run: error: --summary {message}");
         return ExitCode::from(2);
     }
-    write_provisional_summary(&args);
+    if let Err(e) = super::scratch::create_dir(&run_dir) {
+        eprintln!("redio run: run directory: {e}");
+        return ExitCode::from(2);
+    }
     launcher_watch::prepare(&mut command);
     let seen = match command.spawn() {
         Ok(child) => launcher_watch::supervise(
@@ -143,13 +168,17 @@ pub fn run(args: RunArgs) -> ExitCode {
     };
     let divergences = output::find_divergences(&run_dir, args.ranks, shape.degree, &complete);
     summary.output_divergences = divergences;
+    outcome::judge_divergences(&mut summary, args.on_divergence == OnDivergence::Fail);
     ExitCode::from(conclude(&args, &run_dir, &summary))
 }
 
 /// Reports the outcome; returns the exit code ([`outcome::judge`]).
 fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
     let code = summary.exit_code;
-    let notable = code != 0 || summary.had_failures() || !summary.output_divergences.is_empty();
+    let notable = code != 0
+        || summary.had_failures()
+        || !summary.divergences.is_empty()
+        || !summary.output_divergences.is_empty();
     let written = write_summary(args, run_dir, summary, notable);
     if !notable {
         // Nothing to diagnose: with or without `--summary`, the run
@@ -180,6 +209,7 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
             }
         );
     }
+    report_divergences(summary);
     for divergence in &summary.output_divergences {
         eprintln!(
             "redio run: warning: replicas diverge: {}",
@@ -226,9 +256,29 @@ fn conclude(args: &RunArgs, run_dir: &Path, summary: &Summary) -> u8 {
     code
 }
 
+/// Names each uncorrected divergence once (every replica of the rank
+/// reported it): an error when it failed the run, else a warning.
+fn report_divergences(summary: &Summary) {
+    let level = if summary.exit_code == outcome::EXIT_DIVERGED {
+        "error"
+    } else {
+        "warning"
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for divergence in &summary.divergences {
+        if seen.insert((divergence.process.rank, &divergence.report)) {
+            eprintln!(
+                "redio run: {level}: replicas of rank {} diverged and nothing could correct it \
+                 (every replica got EIO): {}",
+                divergence.process.rank, divergence.report
+            );
+        }
+    }
+}
+
 /// A summary that says the run has not concluded, replaced when it does:
 /// if `redio run` is killed, this is what remains.
-fn write_provisional_summary(args: &RunArgs) {
+fn write_provisional_summary(args: &RunArgs) -> Result<(), String> {
     if let Some(path) = &args.summary {
         let json = serde_json::json!({
             "completed": false,
@@ -238,8 +288,9 @@ fn write_provisional_summary(args: &RunArgs) {
                 std::process::id()
             ),
         });
-        let _ = std::fs::write(path, format!("{json:#}\n"));
+        super::summary_file::write(path, &format!("{json:#}\n"))?;
     }
+    Ok(())
 }
 
 /// Writes the summary as JSON where asked (or, when anything went wrong,
@@ -256,13 +307,10 @@ fn write_summary(
         None => return None,
     };
     let json = serde_json::to_string_pretty(summary).unwrap_or_default();
-    match std::fs::write(&path, json + "\n") {
+    match super::summary_file::write(&path, &(json + "\n")) {
         Ok(()) => Some(path),
-        Err(e) => {
-            eprintln!(
-                "redio run: cannot write the summary {}: {e}",
-                path.display()
-            );
+        Err(message) => {
+            eprintln!("redio run: cannot write the summary {message}");
             None
         }
     }

@@ -9,7 +9,7 @@
 //! minutes, so every launch gets a base of its own
 //! ([`super::flavour::launcher_command`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A fresh path `<temp dir>/redio-<kind>-<pid>-<nanoseconds>`, not yet
 /// created: unique per invocation.
@@ -18,6 +18,26 @@ pub fn fresh_temp_path(kind: &str) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     std::env::temp_dir().join(format!("redio-{kind}-{}-{nanos}", std::process::id()))
+}
+
+/// Creates the directory `path` (a [`fresh_temp_path`]), never its
+/// parents: a temporary directory that does not exist
+/// (`TMPDIR=/nonexistent/tmp`) is the user's mistake to report, not a
+/// tree to create at the root of the file system.
+pub fn create_dir(path: &Path) -> Result<(), String> {
+    std::fs::create_dir(path).map_err(|e| {
+        let parent = path.parent().unwrap_or(Path::new("/"));
+        let hint = if parent.is_dir() {
+            String::new()
+        } else {
+            format!(
+                " (the temporary directory {} does not exist: set TMPDIR to an existing \
+                 directory)",
+                parent.display()
+            )
+        };
+        format!("cannot create the directory {}: {e}{hint}", path.display())
+    })
 }
 
 /// A fresh temporary directory that is removed, with whatever a launcher
@@ -30,8 +50,7 @@ impl Scratch {
     /// Creates `<temp dir>/redio-<kind>-…` ([`fresh_temp_path`]).
     pub fn create(kind: &str) -> Result<Scratch, String> {
         let path = fresh_temp_path(kind);
-        std::fs::create_dir_all(&path)
-            .map_err(|e| format!("cannot create the directory {}: {e}", path.display()))?;
+        create_dir(&path)?;
         Ok(Scratch { path })
     }
 

@@ -16,12 +16,17 @@
 //! "SIGKILL under MPICH"). An exit, even non-zero, does not trigger it, so
 //! this process turns the application's death into an exit.
 //!
+//! Under `redio run` it also records the application's end when
+//! libredio.so could not: a program that did not start, or ended before
+//! the library was loaded ([`super::exec_life`]).
+//!
 //! The supervisor is invisible otherwise: the application is in the same
 //! process group (Hydra signals whole groups), signals sent to the
 //! supervisor alone are passed on, the application dies with the
 //! supervisor (`PR_SET_PDEATHSIG`), and the supervisor lets go of the PMI
 //! socket so that MPICH still sees the application's own death at once.
 
+use super::exec_life::{Recorder, CANNOT_RUN};
 use super::output;
 use redio_core::signals::set_handler;
 use std::io;
@@ -76,6 +81,7 @@ pub fn run(
             Ok(())
         });
     }
+    let recorder = Recorder::from_env();
     let mut terminal = None;
     if let Some(plan) = &output {
         let stdout = match output::terminal_for_stdout() {
@@ -94,7 +100,10 @@ pub fn run(
         Ok(child) => child,
         Err(error) => {
             eprintln!("redio exec: cannot run {program}: {error}");
-            return ExitCode::from(127);
+            if let Some(recorder) = &recorder {
+                recorder.cannot_run(CANNOT_RUN);
+            }
+            return ExitCode::from(CANNOT_RUN);
         }
     };
     // The command holds the terminal's application end: closing it lets
@@ -111,6 +120,9 @@ pub fn run(
     };
     match status {
         Ok(status) => {
+            if let Some(recorder) = &recorder {
+                recorder.ended(child.id(), status);
+            }
             if let (false, Some(signal)) = (signal_as_exit, status.signal()) {
                 die_by(signal);
             }

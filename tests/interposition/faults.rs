@@ -25,7 +25,12 @@ fn fault_case(
     let area = Area::new(&format!("faults-{name}-r{degree}"), true);
     let extra: Vec<String> = Vec::new();
     let job = replicated(mpi, &exe, &area, (degree, "block"), &extra, env);
-    check_success(&job, &what);
+    match simulate {
+        // Whether a fault is a divergence nothing corrects depends on the
+        // protocol (an errno the reader shares with the others is none).
+        Some(_) if job.code == Some(75) => check_diverged(&job, &what),
+        _ => check_success(&job, &what),
+    }
     let expectation = match simulate {
         None => "the plain run".to_string(),
         Some(fault) => format!("a plain run where the first shared {fault}"),
@@ -61,12 +66,31 @@ fn assert_mismatch_logged(job: &Job, area: &Area) {
     }
 }
 
+/// A run where the replicas diverged and nothing corrected it: the
+/// program went on (it ignores the `EIO`), and `redio run` fails the run
+/// with 75, naming the divergence (docs/fault-tolerance.md).
+fn check_diverged(job: &Job, what: &str) {
+    assert!(!job.timed_out(), "{what}: the job hung:\n{job:#?}");
+    assert_eq!(
+        job.code,
+        Some(75),
+        "{what}: an uncorrected divergence must fail the run:\n{job:#?}"
+    );
+    assert!(
+        job.stderr
+            .contains("diverged and nothing could correct it (every replica got EIO)"),
+        "{what}: the divergence must be named:\n{}",
+        job.stderr
+    );
+}
+
 /// A fault redio detects but cannot correct: every replica sees what a
-/// plain run where the first shared `fault` (e.g. `write:EIO`) sees, and
-/// the mismatch is logged with the path.
+/// plain run where the first shared `fault` (e.g. `write:EIO`) sees, the
+/// mismatch is logged with the path, and the run fails with 75.
 fn detected_case(name: &str, degree: u32, env: &[(&str, &str)], fault: &str) {
     let (job, area) = fault_case(name, degree, env, Some(fault));
     assert_mismatch_logged(&job, &area);
+    check_diverged(&job, name);
 }
 
 #[test]
@@ -180,8 +204,9 @@ fn diverge_case(name: &str, degree: u32, env: (&str, &str)) -> (Job, Area) {
 
 /// Replicas that issue different calls: detected before any protocol runs
 /// and reported with both sides' calls. At r=2 every replica gets EIO and
-/// they go on in step afterwards; at r=3 the odd replica is outvoted and
-/// retires, and the other two run the call and finish.
+/// they go on in step afterwards (the run then fails with 75); at r=3 the
+/// odd replica is outvoted and retires, and the other two run the call and
+/// finish.
 #[test]
 fn diverging_replicas_are_detected_and_reported_mpich() {
     for (degree, read) in [(2, "simple"), (3, "chunked-chained")] {
@@ -191,7 +216,11 @@ fn diverging_replicas_are_detected_and_reported_mpich() {
             ("REDIO_IO_READ", read),
         );
         let what = format!("io_diverge r={degree} read {read}");
-        check_success(&job, &what);
+        if degree == 2 {
+            check_diverged(&job, &what);
+        } else {
+            check_success(&job, &what);
+        }
         for (world, out) in &job.ranks {
             let replica = world / RANKS;
             let expected = match (degree, replica) {

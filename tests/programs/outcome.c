@@ -13,6 +13,10 @@
  *   hold-init   the process of launcher rank $OUTCOME_VICTIM writes its pid
  *               to $OUTCOME_DIR/pid.<launcher rank> and waits as `hold`
  *               does, before MPI_Init: the test kills it there
+ *   diverge     after MPI_Init, every process writes its launcher rank to
+ *               $OUTCOME_DIR/diverge.<rank>: the replicas of a rank write
+ *               different data (at r=2 redio fails the write with EIO),
+ *               and the program ignores the error and returns 0
  *   hold        every process writes its pid file after MPI_Init and
  *               waits for $OUTCOME_DIR/go (at most 120 s): the test kills
  *               the launcher, or a process and then creates `go`
@@ -20,6 +24,7 @@
  * In every mode, a process that finds MPI_Finalized false after
  * MPI_Finalize returns 91.
  */
+#include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +50,19 @@ static void write_pid(void) {
     rename(tmp, path);
 }
 
+/* Writes this process's launcher rank to $OUTCOME_DIR/diverge.<rank>,
+ * ignoring any error. */
+static void write_diverging(int rank) {
+    char path[4096], data[64];
+    snprintf(path, sizeof path, "%s/diverge.%d", getenv("OUTCOME_DIR"), rank);
+    int n = snprintf(data, sizeof data, "written by launcher rank %d\n", launcher_rank());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return;
+    ssize_t written = write(fd, data, (size_t)n);
+    (void)written;
+    close(fd);
+}
+
 /* Waits until $OUTCOME_DIR/go exists (at most 120 s). */
 static void hold(void) {
     char path[4096];
@@ -65,6 +83,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (!strcmp(mode, "segv") && rank == 1) raise(SIGSEGV);
     if (!strcmp(mode, "exit-early") && rank == 0) return atoi(getenv("OUTCOME_STATUS"));
+    if (!strcmp(mode, "diverge")) write_diverging(rank);
     if (!strcmp(mode, "hold")) {
         write_pid();
         hold();

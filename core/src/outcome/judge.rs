@@ -230,6 +230,9 @@ pub struct Summary {
     /// World ranks `redio run` killed itself: during start-up, or because
     /// they still ran after the launcher had ended.
     pub killed_by_redio_run: Vec<u32>,
+    /// Divergences of file I/O redio detected and could not correct, as
+    /// each replica reported them (every replica got `EIO`).
+    pub divergences: Vec<DivergenceReport>,
     /// Replicas whose stdout differs from their logical rank's reference
     /// replica (`crate::output::find_divergences`; filled by `redio run`).
     pub output_divergences: Vec<crate::output::Divergence>,
@@ -250,7 +253,9 @@ pub struct ProcessEnd {
     /// The process.
     #[serde(flatten)]
     pub process: Process,
-    /// Its process id, when it reached libredio.so.
+    /// Its process id, when it reached libredio.so (or `redio exec`
+    /// recorded it: a program that could not start, or that ended before
+    /// the library loaded).
     pub pid: Option<i32>,
     /// It got through redio's start-up in `MPI_Init`.
     pub started: bool,
@@ -280,6 +285,28 @@ pub struct Failure {
     pub end: Option<String>,
     /// Its exit status, when it exited.
     pub status: Option<i32>,
+}
+
+/// An uncorrected divergence, as one replica reported it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DivergenceReport {
+    /// The reporting replica.
+    #[serde(flatten)]
+    pub process: Process,
+    /// When (seconds since the epoch).
+    pub time: f64,
+    /// What disagreed ([`Event::Diverged`]).
+    pub report: String,
+}
+
+/// Makes an uncorrected divergence fail a run that would otherwise exit 0
+/// (when `fail`, the default of `redio run`): the application may have
+/// ignored the `EIO`, but its results cannot be trusted. Any other
+/// non-zero code already says the run failed, and stands.
+pub fn judge_divergences(summary: &mut Summary, fail: bool) {
+    if fail && summary.exit_code == 0 && !summary.divergences.is_empty() {
+        summary.exit_code = EXIT_DIVERGED;
+    }
 }
 
 /// One fail-over, as a survivor reported it.
@@ -314,6 +341,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
     let mut finished = 0;
     let mut fail_overs = Vec::new();
     let mut lost = std::collections::BTreeSet::new();
+    let mut divergences = Vec::new();
     let mut note_failed = |process: Process, time: f64, seq: Option<u64>| {
         let entry = failed.entry(process.world_rank).or_insert(Failure {
             process,
@@ -362,6 +390,11 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
                 lost.insert(*lost_rank);
             }
             Event::Started => {}
+            Event::Diverged { report } => divergences.push(DivergenceReport {
+                process: record.process,
+                time: record.time,
+                report: report.clone(),
+            }),
             Event::Finished => {
                 finished += 1;
                 if let Some(slot) = finished_ranks.get_mut(record.process.rank as usize) {
@@ -406,6 +439,7 @@ pub fn summarize(records: &[Record], ranks: u32) -> Summary {
         exited_non_zero: Vec::new(),
         processes: Vec::new(),
         killed_by_redio_run: Vec::new(),
+        divergences,
         output_divergences: Vec::new(),
     }
 }

@@ -13,7 +13,8 @@
 //! libredio.so is loaded (its process id and host) and `exit` when it ends
 //! (its exit status, and whether the exit was the application's or one of
 //! redio's own). A process that leaves no `exit` line was killed by a
-//! signal. [`judge`] draws the exit code of `redio run` from both
+//! signal. `redio exec` writes them itself for a process that ended before
+//! the library was loaded. [`judge`] draws the exit code of `redio run` from both
 //! (docs/fault-tolerance.md, "The outcome").
 //!
 //! - [`records`]: the events and life lines, on disk as JSON lines;

@@ -17,6 +17,11 @@ pub const ENV_EXEC_PID: &str = "REDIO_EXEC_PID";
 /// Exit code of `redio run` when every replica of a logical rank was lost.
 pub const EXIT_RANK_LOST: u8 = 3;
 
+/// Exit code of `redio run` when the replicas diverged and redio could
+/// not correct it (every replica got `EIO`), and the application still
+/// ended well; also the status of a job `on_mismatch: abort` ended.
+pub const EXIT_DIVERGED: u8 = 75;
+
 /// A process, by world rank and placement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Process {
@@ -81,6 +86,13 @@ pub enum Event {
     /// This process got through redio's start-up in `MPI_Init`: from now on
     /// its death can be survived.
     Started,
+    /// The replicas of this process's logical rank disagreed (data or
+    /// calls) with no majority to correct them: the operation failed with
+    /// `EIO` on every replica.
+    Diverged {
+        /// The report, as logged.
+        report: String,
+    },
 }
 
 /// Bytes a process read from and wrote to shared files itself, so far.
@@ -158,6 +170,35 @@ pub struct Life {
     /// What happened.
     #[serde(flatten)]
     pub event: LifeEvent,
+}
+
+impl Life {
+    /// A line written now by process `pid` of world rank `world_rank`.
+    pub fn now(world_rank: u32, pid: i32, event: LifeEvent) -> Life {
+        let time_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        Life {
+            time_us,
+            world_rank,
+            pid,
+            event,
+        }
+    }
+
+    /// Appends the line to `rank-W.jsonl` in the run directory `dir`.
+    pub fn append_to(&self, dir: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut line = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        line.push('\n');
+        // One write of a whole line, appended: lines of several writers
+        // never interleave.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(format!("rank-{}.jsonl", self.world_rank)))?
+            .write_all(line.as_bytes())
+    }
 }
 
 /// What a [`Life`] line says.

@@ -334,3 +334,60 @@ fn the_recorded_exit_is_found_among_the_other_lines_of_an_event_file() {
         None
     );
 }
+
+#[test]
+fn an_uncorrected_divergence_fails_a_run_that_ended_well() {
+    let mut records = all_finished();
+    for w in [0, 2] {
+        let report = "rank 0 write(/s/out, offset 0, 100 bytes): replicas disagree".to_string();
+        records.push(record(
+            1.5,
+            process(w, w / 2, 0),
+            Event::Diverged { report },
+        ));
+    }
+    let lives: Vec<Life> = (0..4)
+        .map(spawned)
+        .chain((0..4).map(|w| exited(w, 10, 0, ExitHow::Exit)))
+        .collect();
+    let summary = judge_2x2(records, lives, Some(0));
+    assert_eq!(summary.exit_code, 0, "judge alone keeps the old code");
+    assert_eq!(summary.divergences.len(), 2);
+    let mut warned = summary.clone();
+    judge_divergences(&mut warned, false);
+    assert_eq!(warned.exit_code, 0);
+    let mut failed = summary;
+    judge_divergences(&mut failed, true);
+    assert_eq!(failed.exit_code, EXIT_DIVERGED);
+}
+
+#[test]
+fn a_divergence_leaves_another_failure_s_code() {
+    let mut summary = judge_2x2(all_finished(), Vec::new(), Some(0));
+    summary.exit_code = 5;
+    summary.divergences.push(DivergenceReport {
+        process: process(0, 0, 0),
+        time: 1.0,
+        report: "r".into(),
+    });
+    judge_divergences(&mut summary, true);
+    assert_eq!(summary.exit_code, 5);
+}
+
+#[test]
+fn life_lines_appended_by_redio_exec_read_back() {
+    let dir = std::env::temp_dir().join(format!("redio-life-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let host = "h".to_string();
+    Life::now(3, 42, LifeEvent::Spawned { host })
+        .append_to(&dir)
+        .unwrap();
+    let how = ExitHow::Exit;
+    let exit = LifeEvent::Exit { status: 127, how };
+    Life::now(3, 42, exit.clone()).append_to(&dir).unwrap();
+    let run = read_run(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.lives.len(), 2);
+    assert!(run.lives.iter().all(|l| l.world_rank == 3 && l.pid == 42));
+    assert_eq!(run.lives[1].event, exit);
+}

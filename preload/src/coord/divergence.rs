@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 /// The exit code of a job ended by a mismatch or divergence it cannot
 /// return as an error (`on_mismatch: abort`, or a divergence at
 /// `MPI_Finalize` without a majority).
-pub const EXIT_MISMATCH: i32 = 75;
+pub const EXIT_MISMATCH: i32 = redio_core::outcome::EXIT_DIVERGED as i32;
 
 /// The kind an `MPI_Finalize` is announced as.
 pub const FINALIZE: &str = "MPI_Finalize";
@@ -114,6 +114,9 @@ fn settle(divergence: &Divergence, at_finalize: bool) -> Result<(), Stop> {
         crate::state::exits::abort_job(EXIT_MISMATCH);
     }
     crate::log!(Error, "{divergence}; every replica returns EIO");
+    crate::state::report::event(redio_core::outcome::Event::Diverged {
+        report: divergence.to_string(),
+    });
     Err(Stop::Errno(libc::EIO))
 }
 

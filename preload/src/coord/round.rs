@@ -18,6 +18,7 @@ use crate::coord::{divergence, faults, sequence};
 use crate::ft::membership;
 use crate::state::{phase, settings, world};
 use crate::sys::errno::errno;
+use redio_core::outcome::Event;
 use redio_protocols::leader::{self, Reply};
 use redio_protocols::{Errno, LinkError, Mismatch, OnMismatch, Operation};
 use std::cell::Cell;
@@ -42,8 +43,15 @@ pub(crate) fn main_thread_only(call: &str, file: &dyn std::fmt::Display) -> Outc
 }
 
 /// Logs a mismatch report; under `on_mismatch: abort`, then ends the job.
-/// Every replica gets the same report, so every replica aborts.
+/// Every replica gets the same report, so every replica aborts. One that
+/// nothing corrected (every replica gets `EIO`) is also recorded for
+/// `redio run`, which fails the job for it.
 pub(crate) fn report_mismatch(mismatch: Mismatch) {
+    if mismatch.corrected_from.is_none() && mismatch.policy != OnMismatch::Abort {
+        crate::state::report::event(Event::Diverged {
+            report: mismatch.to_string(),
+        });
+    }
     match mismatch.policy {
         OnMismatch::Warn => crate::log!(Warn, "{mismatch}"),
         OnMismatch::Abort => {
