@@ -41,6 +41,9 @@ pub struct Case {
     /// The job's environment forces the scalar GF kernel and silences
     /// progress lines (`REDIO_PARITY_KERNEL`, `REDIO_PARITY_PROGRESS`).
     pub scalar_kernel: bool,
+    /// `REDIO_TEST_DIE` for the job: the application also writes a shared
+    /// file before `MPI_Finalize`, whose coordinated operations it counts.
+    pub die: Option<&'static str>,
 }
 
 impl Case {
@@ -59,6 +62,7 @@ impl Case {
             prefix: "pm",
             parity_apart: false,
             scalar_kernel: false,
+            die: None,
         }
     }
 
@@ -91,6 +95,10 @@ impl Case {
             self.engine.map(|e| format!("-{e}")).unwrap_or_default()
         ) + if self.parity_apart { "-apart" } else { "" }
             + if self.scalar_kernel { "-scalar" } else { "" }
+            + &self
+                .die
+                .map(|d| format!("-die{}", d.replace(':', "_")))
+                .unwrap_or_default()
     }
 
     /// Runs the application; returns the base directory.
@@ -113,6 +121,13 @@ impl Case {
         std::fs::create_dir_all(&data).unwrap();
         let config = base.join("redio.yaml");
         let d = data.display();
+        let shared = base.join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        // Only a job with a death writes there.
+        let shared_paths = match self.die {
+            Some(_) => format!("shared:\n  paths: [\"{}\"]\n", shared.display()),
+            None => String::new(),
+        };
         let parity_dir = if self.parity_apart {
             format!("\n  dir: \"{d}/parity/r{{replica}}/rank{{rank}}\"")
         } else {
@@ -121,7 +136,7 @@ impl Case {
         std::fs::write(
             &config,
             format!(
-                "version: 1\nlocal:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
+                "version: 1\n{shared_paths}local:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
                  {}when: {}\n  failure_group: \"node{{rank}}\"\n  files:\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/*.dat\"\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\n  engine: {}{parity_dir}\nlog:\n  level: info\n",
@@ -145,6 +160,8 @@ impl Case {
             args.push("protect".into());
         } else if self.at_barriers {
             args.push("barrier".into());
+        } else if self.die.is_some() {
+            args.extend(["shared".into(), shared.display().to_string()]);
         }
         let mut launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)
@@ -154,6 +171,9 @@ impl Case {
             launch = launch
                 .env("REDIO_PARITY_KERNEL", "scalar")
                 .env("REDIO_PARITY_PROGRESS", "off");
+        }
+        if let Some(die) = self.die {
+            launch = launch.env("REDIO_TEST_DIE", die);
         }
         let job = launch.run();
         job.assert_success();
