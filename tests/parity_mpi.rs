@@ -356,3 +356,8 @@ fn a_replica_death_still_leaves_the_survivors_files_protected_mpich() {
 fn a_replica_death_still_leaves_the_survivors_files_protected_openmpi() {
     a_replica_death_still_leaves_the_survivors_files_protected(Mpi::OpenMpi);
 }
+
+#[test]
+fn a_replica_death_still_leaves_the_survivors_files_protected_openmpi5() {
+    a_replica_death_still_leaves_the_survivors_files_protected(Mpi::OpenMpi5);
+}
