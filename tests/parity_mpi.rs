@@ -324,7 +324,8 @@ fn has_redundancy(dir: &Path) -> bool {
 
 /// `parity.when: finalize` in a job that survived a replica's death: the
 /// surviving replica still protects its checkpoint at `MPI_Finalize`, and
-/// one lost rank of it rebuilds byte-identical. Killed: a process of
+/// one lost rank of it rebuilds byte-identical; stderr names the replica
+/// whose files are left unprotected. Killed: a process of
 /// replica 0, then one of replica 1 (block layout, N=4: world ranks 0-3
 /// are replica 0), in its second shared write (coordinated operation
 /// 9), after its checkpoint files.
@@ -334,7 +335,7 @@ fn a_replica_death_still_leaves_the_survivors_files_protected(mpi: Mpi) {
         case.mpi = mpi;
         case.degree = 2;
         case.die = Some(die);
-        let data = case.run();
+        let (data, job) = case.launch();
         // The victim wrote no redundancy file: it did die before the end.
         let lost = rank_dir(&data, 1 - survivor, victim % 4);
         assert!(
@@ -342,6 +343,17 @@ fn a_replica_death_still_leaves_the_survivors_files_protected(mpi: Mpi) {
             "{}: {}",
             case.name(),
             lost.display()
+        );
+        // The user is told which replica's files are unprotected.
+        let told = format!(
+            "parity: replica(s) {} lost a process: their files got no redundancy file",
+            1 - survivor
+        );
+        assert!(
+            job.stderr.contains(&told),
+            "{}: {}",
+            case.name(),
+            job.stderr
         );
         check_replica(&case, &data, survivor);
     }

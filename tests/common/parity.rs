@@ -2,7 +2,7 @@
 //! writing node-local checkpoint files under `redio run` with lazy parity,
 //! and snapshots of directories to compare before and after a rebuild.
 
-use super::{compile, fresh_dir, redio_bin, Launch, Mpi};
+use super::{compile, fresh_dir, redio_bin, Job, Launch, Mpi};
 use redio_parity::format::Header;
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -109,6 +109,13 @@ impl Case {
     /// Runs the application; returns the base directory and every rank's
     /// output, concatenated.
     pub fn run_job(&self) -> (PathBuf, String) {
+        let (data, job) = self.launch();
+        (data, job.ranks.values().cloned().collect())
+    }
+
+    /// Runs the application and checks that it succeeded; returns the base
+    /// directory and the job (its stderr included).
+    pub fn launch(&self) -> (PathBuf, Job) {
         // Non-RS cases give no rs_parity: its default (2) must not be
         // checked against a set size of 2 (it once was, at start-up).
         let rs_parity = if self.scheme == "rs" {
@@ -177,7 +184,7 @@ impl Case {
         }
         let job = launch.run();
         job.assert_success();
-        (data, job.ranks.values().cloned().collect())
+        (data, job)
     }
 }
 
