@@ -33,48 +33,53 @@ fn check(case: &Case) {
 
 /// [`check`] on the files the job of `case` left under `data`.
 fn check_data(case: &Case, data: &Path) {
-    let data = data.to_path_buf();
     for replica in 0..case.degree {
-        let dirs = rank_dirs(&data, replica, case.ranks);
-        let sets: BTreeMap<u32, Vec<u32>> = dirs
-            .iter()
-            .map(|d| {
-                let h = header(d);
-                (h.set_id, h.members.iter().map(|m| m.logical_rank).collect())
-            })
-            .collect();
-        let o = redio(&["parity", "verify", "--offline"], &dirs);
+        check_replica(case, data, replica);
+    }
+}
+
+/// [`check`] on the files of one replica of the job of `case`.
+fn check_replica(case: &Case, data: &Path, replica: u32) {
+    let data = data.to_path_buf();
+    let dirs = rank_dirs(&data, replica, case.ranks);
+    let sets: BTreeMap<u32, Vec<u32>> = dirs
+        .iter()
+        .map(|d| {
+            let h = header(d);
+            (h.set_id, h.members.iter().map(|m| m.logical_rank).collect())
+        })
+        .collect();
+    let o = redio(&["parity", "verify", "--offline"], &dirs);
+    assert_eq!(o.status.code(), Some(0), "{}: {}", case.name(), text(&o));
+    let before = snapshot(&dirs);
+    let first = &sets[&0];
+    let k = case.tolerance();
+    if k > 0 {
+        lose(&data, replica, &first[..k]);
+        let o = redio(&["parity", "rebuild", "--offline"], &dirs);
         assert_eq!(o.status.code(), Some(0), "{}: {}", case.name(), text(&o));
-        let before = snapshot(&dirs);
-        let first = &sets[&0];
-        let k = case.tolerance();
-        if k > 0 {
-            lose(&data, replica, &first[..k]);
-            let o = redio(&["parity", "rebuild", "--offline"], &dirs);
-            assert_eq!(o.status.code(), Some(0), "{}: {}", case.name(), text(&o));
-            let after = snapshot(&dirs);
-            assert_eq!(
-                data_only(&after),
-                data_only(&before),
-                "{}: files, modes, mtimes",
-                case.name()
-            );
-            assert_eq!(contents(&after), contents(&before), "{}", case.name());
-        }
-        if k < first.len() {
-            lose(&data, replica, &first[..k + 1]);
-            let o = redio(&["parity", "rebuild", "--offline"], &dirs);
-            assert_eq!(o.status.code(), Some(2), "{}: {}", case.name(), text(&o));
-            assert!(
-                text(&o).contains("nothing written"),
-                "{}: {}",
-                case.name(),
-                text(&o)
-            );
-            for &r in &first[..k + 1] {
-                let d = rank_dir(&data, replica, r);
-                assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "{}", d.display());
-            }
+        let after = snapshot(&dirs);
+        assert_eq!(
+            data_only(&after),
+            data_only(&before),
+            "{}: files, modes, mtimes",
+            case.name()
+        );
+        assert_eq!(contents(&after), contents(&before), "{}", case.name());
+    }
+    if k < first.len() {
+        lose(&data, replica, &first[..k + 1]);
+        let o = redio(&["parity", "rebuild", "--offline"], &dirs);
+        assert_eq!(o.status.code(), Some(2), "{}: {}", case.name(), text(&o));
+        assert!(
+            text(&o).contains("nothing written"),
+            "{}: {}",
+            case.name(),
+            text(&o)
+        );
+        for &r in &first[..k + 1] {
+            let d = rank_dir(&data, replica, r);
+            assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "{}", d.display());
         }
     }
 }
@@ -307,4 +312,64 @@ fn a_relative_files_pattern_is_refused_before_the_job_starts() {
         .filter(|p| p.extension().is_some_and(|x| x == "rdp"))
         .count();
     assert_eq!(rdps, 0);
+}
+
+/// Whether `dir` holds a redundancy file.
+fn has_redundancy(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(".rdp"))
+}
+
+/// `parity.when: finalize` in a job that survived a replica's death: the
+/// surviving replica still protects its checkpoint at `MPI_Finalize`, and
+/// one lost rank of it rebuilds byte-identical; stderr names the replica
+/// whose files are left unprotected. Killed: a process of
+/// replica 0, then one of replica 1 (block layout, N=4: world ranks 0-3
+/// are replica 0), in its second shared write (coordinated operation
+/// 9), after its checkpoint files.
+fn a_replica_death_still_leaves_the_survivors_files_protected(mpi: Mpi) {
+    for (die, victim, survivor) in [("1:9:kill", 1, 1), ("6:9:kill", 6, 0)] {
+        let mut case = Case::new("xor", 4, 4);
+        case.mpi = mpi;
+        case.degree = 2;
+        case.die = Some(die);
+        let (data, job) = case.launch();
+        // The victim wrote no redundancy file: it did die before the end.
+        let lost = rank_dir(&data, 1 - survivor, victim % 4);
+        assert!(
+            !has_redundancy(&lost),
+            "{}: {}",
+            case.name(),
+            lost.display()
+        );
+        // The user is told which replica's files are unprotected.
+        let told = format!(
+            "parity: replica(s) {} lost a process: their files got no redundancy file",
+            1 - survivor
+        );
+        assert!(
+            job.stderr.contains(&told),
+            "{}: {}",
+            case.name(),
+            job.stderr
+        );
+        check_replica(&case, &data, survivor);
+    }
+}
+
+#[test]
+fn a_replica_death_still_leaves_the_survivors_files_protected_mpich() {
+    a_replica_death_still_leaves_the_survivors_files_protected(Mpi::Mpich);
+}
+
+#[test]
+fn a_replica_death_still_leaves_the_survivors_files_protected_openmpi() {
+    a_replica_death_still_leaves_the_survivors_files_protected(Mpi::OpenMpi);
+}
+
+#[test]
+fn a_replica_death_still_leaves_the_survivors_files_protected_openmpi5() {
+    a_replica_death_still_leaves_the_survivors_files_protected(Mpi::OpenMpi5);
 }

@@ -2,7 +2,7 @@
 //! writing node-local checkpoint files under `redio run` with lazy parity,
 //! and snapshots of directories to compare before and after a rebuild.
 
-use super::{compile, fresh_dir, redio_bin, Launch, Mpi};
+use super::{compile, fresh_dir, redio_bin, Job, Launch, Mpi};
 use redio_parity::format::Header;
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -41,6 +41,9 @@ pub struct Case {
     /// The job's environment forces the scalar GF kernel and silences
     /// progress lines (`REDIO_PARITY_KERNEL`, `REDIO_PARITY_PROGRESS`).
     pub scalar_kernel: bool,
+    /// `REDIO_TEST_DIE` for the job: the application also writes a shared
+    /// file before `MPI_Finalize`, whose coordinated operations it counts.
+    pub die: Option<&'static str>,
 }
 
 impl Case {
@@ -59,6 +62,7 @@ impl Case {
             prefix: "pm",
             parity_apart: false,
             scalar_kernel: false,
+            die: None,
         }
     }
 
@@ -91,6 +95,10 @@ impl Case {
             self.engine.map(|e| format!("-{e}")).unwrap_or_default()
         ) + if self.parity_apart { "-apart" } else { "" }
             + if self.scalar_kernel { "-scalar" } else { "" }
+            + &self
+                .die
+                .map(|d| format!("-die{}", d.replace(':', "_")))
+                .unwrap_or_default()
     }
 
     /// Runs the application; returns the base directory.
@@ -101,6 +109,13 @@ impl Case {
     /// Runs the application; returns the base directory and every rank's
     /// output, concatenated.
     pub fn run_job(&self) -> (PathBuf, String) {
+        let (data, job) = self.launch();
+        (data, job.ranks.values().cloned().collect())
+    }
+
+    /// Runs the application and checks that it succeeded; returns the base
+    /// directory and the job (its stderr included).
+    pub fn launch(&self) -> (PathBuf, Job) {
         // Non-RS cases give no rs_parity: its default (2) must not be
         // checked against a set size of 2 (it once was, at start-up).
         let rs_parity = if self.scheme == "rs" {
@@ -113,6 +128,13 @@ impl Case {
         std::fs::create_dir_all(&data).unwrap();
         let config = base.join("redio.yaml");
         let d = data.display();
+        let shared = base.join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        // Only a job with a death writes there.
+        let shared_paths = match self.die {
+            Some(_) => format!("shared:\n  paths: [\"{}\"]\n", shared.display()),
+            None => String::new(),
+        };
         let parity_dir = if self.parity_apart {
             format!("\n  dir: \"{d}/parity/r{{replica}}/rank{{rank}}\"")
         } else {
@@ -121,7 +143,7 @@ impl Case {
         std::fs::write(
             &config,
             format!(
-                "version: 1\nlocal:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
+                "version: 1\n{shared_paths}local:\n  paths: [\"{d}\"]\nparity:\n  scheme: {}\n  set_size: {}\n  \
                  {}when: {}\n  failure_group: \"node{{rank}}\"\n  files:\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/*.dat\"\n    - \
                  \"{d}/r{{replica}}/rank{{rank}}/sub/*\"\n  engine: {}{parity_dir}\nlog:\n  level: info\n",
@@ -145,6 +167,8 @@ impl Case {
             args.push("protect".into());
         } else if self.at_barriers {
             args.push("barrier".into());
+        } else if self.die.is_some() {
+            args.extend(["shared".into(), shared.display().to_string()]);
         }
         let mut launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)
@@ -155,9 +179,12 @@ impl Case {
                 .env("REDIO_PARITY_KERNEL", "scalar")
                 .env("REDIO_PARITY_PROGRESS", "off");
         }
+        if let Some(die) = self.die {
+            launch = launch.env("REDIO_TEST_DIE", die);
+        }
         let job = launch.run();
         job.assert_success();
-        (data, job.ranks.values().cloned().collect())
+        (data, job)
     }
 }
 

@@ -7,16 +7,20 @@
  * calls MPI_Barrier after closing its files, prints how many redundancy
  * files its directory holds then ("after-barrier N"), writes its first
  * file again with new contents, and calls MPI_Barrier once more: the
- * redundancy must then match the new contents.
+ * redundancy must then match the new contents. With "shared DIR" it then
+ * writes DIR/out.<rank> (a shared file: coordinated operations, where
+ * REDIO_TEST_DIE can kill a replica) before MPI_Finalize.
  *
- * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier]
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier|shared DIR]
  * SIZE scales the files (bytes of the first file of rank 0). */
 #include <dirent.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "redio.h"
 
 #pragma weak redio_replica_info
@@ -84,6 +88,18 @@ int main(int argc, char **argv) {
             files[1] = "relative.dat";
         rc = redio_protect ? redio_protect(files, 3) : -2;
         printf("protect %d\n", rc);
+    }
+    if (argc > 4 && strcmp(argv[3], "shared") == 0) {
+        char out[4300], line[64];
+        snprintf(out, sizeof out, "%s/out.%d", argv[4], rank);
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        for (int i = 0; fd >= 0 && i < 4; i++) {
+            int n = snprintf(line, sizeof line, "rank %d line %d\n", rank, i);
+            if (write(fd, line, n) != n)
+                rc = 1;
+        }
+        if (fd < 0 || close(fd) != 0)
+            rc = 1;
     }
     MPI_Finalize();
     return rc == 0 ? 0 : 1;

@@ -5,6 +5,7 @@
 use crate::comm::collective;
 use crate::comm::ffi;
 use crate::comm::flavour;
+use crate::lifecycle::parity_at_finalize;
 
 use crate::comm::pmpi;
 use crate::comm::poll;
@@ -54,11 +55,13 @@ pub fn before_finalize() -> Finalize {
     let _inside = InsideMpi::enter();
     report::event(Event::Finished);
     let everyone: Vec<u32> = (0..world::identity().map_or(0, |i| i.world_size)).collect();
-    if liveness::failures_seen() || liveness::first_dead(&everyone).is_some() {
+    let failed = liveness::failures_seen() || liveness::first_dead(&everyone).is_some();
+    // Before leaving after a failure: a replica that lost nobody still
+    // protects its files.
+    parity_at_finalize::run();
+    if failed {
         return leave_without_finalize(&everyone);
     }
-    // Lazy parity (`parity.when: finalize`), while the replica world lives.
-    crate::parity::at_finalize();
     let (operations, read, written) = crate::state::counters::snapshot();
     let mine = [world::translated_count(), operations, read, written];
     let mut total = [0u64; 4];

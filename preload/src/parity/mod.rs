@@ -157,6 +157,14 @@ pub fn at_finalize() {
     }
 }
 
+/// Whether [`at_finalize`] has a protect step to run (or, under `close`,
+/// may have one): a scheme, files, and a trigger other than `manual`.
+pub fn wanted_at_finalize() -> bool {
+    settings::get().is_some_and(|c| {
+        scheme(c).is_some() && !c.parity.files.is_empty() && c.parity.when != ParityWhen::Manual
+    })
+}
+
 /// Protects every file `parity.files` selects for this rank, now.
 /// Collective over the replica world.
 fn protect_selected() {
