@@ -120,7 +120,8 @@ fn open_real(path: &Path, flags: i32) -> Result<i32, Errno> {
     let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
     // SAFETY: a NUL-terminated path.
     match unsafe { real::open(c_path.as_ptr(), flags | libc::O_CLOEXEC, 0o644) } {
-        fd if fd >= 0 => Ok(fd),
+        // redio's own: never a number the application could have opened.
+        fd if fd >= 0 => Ok(crate::sys::descriptors::apart(fd)),
         _ => Err(crate::sys::errno::errno()),
     }
 }
