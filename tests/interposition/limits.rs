@@ -14,11 +14,20 @@
 //!   sockets) counted against the limit, the replicas ran out at different
 //!   opens, and the job ended with exit 75 (a divergence at
 //!   `MPI_Finalize`).
+//! - `io_fullfs.c`: rank 0 writes to a file on a 2 MiB file system of its
+//!   own (a tmpfs mounted for the test) until a write fails, under
+//!   Distributed Separate Write. Every replica must see the failing write
+//!   fail with `ENOSPC` as the plain run does, `fsync` and `close` succeed,
+//!   and every byte a write acknowledged must be in the file, with no part
+//!   file left behind. Before, the writes filled the hidden part files, and
+//!   the join at `fsync` found no room for a second copy: `fsync` and
+//!   `close` failed with `EIO`, the file had 0 bytes and the data stayed in
+//!   the parts.
 
-use crate::common::{compile_flavour, Flavour, Mpi};
+use crate::common::{compile_flavour, Flavour, Launch, Mpi};
 use crate::matrix::replicas_match_plain;
 use crate::support::{
-    assert_same_files, check_success, first_difference, reference, replicated, Area, RANKS,
+    assert_same_files, check_success, first_difference, reference, replicated, Area, RANKS, TIMEOUT,
 };
 use redio::topology::{LayoutKind, Topology};
 
@@ -135,4 +144,108 @@ fn at_the_descriptor_limit_every_replica_opens_what_the_plain_run_opens_mpich() 
 #[test]
 fn at_the_descriptor_limit_every_replica_opens_what_the_plain_run_opens_openmpi() {
     at_the_descriptor_limit_like_plain(Mpi::OpenMpi);
+}
+
+const FULL_FS: &str = "io/io_fullfs.c";
+
+/// A tmpfs of `size` mounted on `dir` for one test, unmounted when dropped.
+struct Mounted(std::path::PathBuf);
+
+impl Mounted {
+    fn tmpfs(dir: &std::path::Path, size: &str) -> Mounted {
+        let status = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .expect("cannot run mount");
+        assert!(
+            status.success(),
+            "mount -t tmpfs on {} failed (root?)",
+            dir.display()
+        );
+        Mounted(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The lines of rank 0's log about the outcome (all but the block count).
+fn outcome_lines(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| !l.starts_with("blocks written"))
+        .collect()
+}
+
+/// The count in "blocks written: N".
+fn blocks_written(out: &str) -> i64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix("blocks written: "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no block count in {out:?}"))
+}
+
+/// Distributed Separate Write on a full file system, MPICH, r = 2: the
+/// failing write fails with `ENOSPC` on every replica as in the plain run,
+/// nothing that succeeded lies (`fsync`, `close`, every acknowledged byte
+/// in the file), and no part file is left behind.
+#[test]
+fn a_full_file_system_fails_the_write_on_every_replica_like_plain_mpich() {
+    let mpi = Mpi::Mpich;
+    let exe = compile_flavour(mpi, FULL_FS, Flavour::O0);
+    let plain_area = Area::new("mpich-fullfs-plain", false);
+    let plain = {
+        let _fs = Mounted::tmpfs(&plain_area.shared, "2m");
+        Launch::plain(mpi, RANKS, &exe)
+            .args(plain_area.args())
+            .timeout(TIMEOUT)
+            .run()
+    };
+    check_success(&plain, "plain io_fullfs");
+    let expected = outcome_lines(&plain.ranks[&0]);
+    assert!(
+        expected.contains(&"shared the first failing write: -1 ENOSPC"),
+        "the plain run must fill the file system:\n{plain:#?}"
+    );
+    let area = Area::new("mpich-fullfs-dsw-r2", true);
+    let yaml = std::fs::read_to_string(&area.config)
+        .unwrap()
+        .replace("write: simple", "write: distributed-separate");
+    std::fs::write(&area.config, yaml).unwrap();
+    let what = "io_fullfs under distributed-separate, MPICH, r=2";
+    let (job, left) = {
+        let _fs = Mounted::tmpfs(&area.shared, "2m");
+        let job = replicated(mpi, &exe, &area, (2, "block"), &[], &[]);
+        let mut left: Vec<String> = std::fs::read_dir(&area.shared)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        (job, left)
+    };
+    check_success(&job, what);
+    let plain_blocks = blocks_written(&plain.ranks[&0]);
+    for world in [0, RANKS] {
+        let out = &job.ranks[&world];
+        assert_eq!(
+            outcome_lines(out),
+            expected,
+            "{what}: world rank {world} (rank 0) must see what the plain run saw:\n{}",
+            job.stderr
+        );
+        let blocks = blocks_written(out);
+        assert!(
+            blocks <= plain_blocks,
+            "{what}: world rank {world} wrote {blocks} blocks, more than fit ({plain_blocks})"
+        );
+    }
+    assert_eq!(
+        job.ranks[&0], job.ranks[&RANKS],
+        "{what}: both replicas of rank 0 must fail the same write"
+    );
+    assert_eq!(left, ["full.dat"], "{what}: files left on the file system");
 }
