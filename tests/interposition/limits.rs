@@ -11,9 +11,10 @@
 //!   (as `ulimit -Sn 1024` would) and opens shared files until an open
 //!   fails. Every replica must open as many as the plain run and fail the
 //!   same call with `EMFILE`. Before, redio's own descriptors (the link's
-//!   sockets) counted against the limit, the replicas ran out at different
-//!   opens, and the job ended with exit 75 (a divergence at
-//!   `MPI_Finalize`).
+//!   sockets) counted against the limit and the replicas ran out at
+//!   different opens: a follower fell back to a placeholder, the next
+//!   calls diverged and failed with `EIO` (MPICH: "opened 994 files, then
+//!   open: -1 EIO"; the issue saw such a job end with exit 75).
 //! - `io_fullfs.c`: rank 0 writes to a file on a 2 MiB file system of its
 //!   own (a tmpfs mounted for the test) until a write fails, under
 //!   Distributed Separate Write. Every replica must see the failing write
