@@ -189,15 +189,13 @@ fn blocks_written(out: &str) -> i64 {
         .unwrap_or_else(|| panic!("no block count in {out:?}"))
 }
 
-/// Distributed Separate Write on a full file system, MPICH, r = 2: the
-/// failing write fails with `ENOSPC` on every replica as in the plain run,
-/// nothing that succeeded lies (`fsync`, `close`, every acknowledged byte
-/// in the file), and no part file is left behind.
-#[test]
-fn a_full_file_system_fails_the_write_on_every_replica_like_plain_mpich() {
-    let mpi = Mpi::Mpich;
+/// Distributed Separate Write on a full file system under `mpi`, r = 2:
+/// the failing write fails with `ENOSPC` on every replica as in the plain
+/// run, nothing that succeeded lies (`fsync`, `close`, every acknowledged
+/// byte in the file), and no part file is left behind.
+fn full_file_system_like_plain(mpi: Mpi) {
     let exe = compile_flavour(mpi, FULL_FS, Flavour::O0);
-    let plain_area = Area::new("mpich-fullfs-plain", false);
+    let plain_area = Area::new(&format!("{}-fullfs-plain", mpi.key()), false);
     let plain = {
         let _fs = Mounted::tmpfs(&plain_area.shared, "2m");
         Launch::plain(mpi, RANKS, &exe)
@@ -211,12 +209,12 @@ fn a_full_file_system_fails_the_write_on_every_replica_like_plain_mpich() {
         expected.contains(&"shared the first failing write: -1 ENOSPC"),
         "the plain run must fill the file system:\n{plain:#?}"
     );
-    let area = Area::new("mpich-fullfs-dsw-r2", true);
+    let area = Area::new(&format!("{}-fullfs-dsw-r2", mpi.key()), true);
     let yaml = std::fs::read_to_string(&area.config)
         .unwrap()
         .replace("write: simple", "write: distributed-separate");
     std::fs::write(&area.config, yaml).unwrap();
-    let what = "io_fullfs under distributed-separate, MPICH, r=2";
+    let what = &format!("io_fullfs under distributed-separate, {mpi:?}, r=2");
     let (job, left) = {
         let _fs = Mounted::tmpfs(&area.shared, "2m");
         let job = replicated(mpi, &exe, &area, (2, "block"), &[], &[]);
@@ -249,4 +247,14 @@ fn a_full_file_system_fails_the_write_on_every_replica_like_plain_mpich() {
         "{what}: both replicas of rank 0 must fail the same write"
     );
     assert_eq!(left, ["full.dat"], "{what}: files left on the file system");
+}
+
+#[test]
+fn a_full_file_system_fails_the_write_on_every_replica_like_plain_mpich() {
+    full_file_system_like_plain(Mpi::Mpich);
+}
+
+#[test]
+fn a_full_file_system_fails_the_write_on_every_replica_like_plain_openmpi() {
+    full_file_system_like_plain(Mpi::OpenMpi);
 }
