@@ -9,14 +9,20 @@
 //! Every replica receives every announcement, so every replica reaches the
 //! same verdict and the same [`Divergence`] report, which names what each
 //! replica tried to do.
+//!
+//! An announcement may carry a *refusal* ([`announce_refusable`]): the
+//! replica makes the same call but knows it cannot complete it (no
+//! descriptor left for an `open`). Every replica then fails the call with
+//! the first refusing replica's errno, before anything is done, so all of
+//! them fail it at the same call.
 
 use crate::link::ReplicaLink;
 use crate::tag::{tag, Step};
-use crate::{wire, OpError};
+use crate::{wire, Errno, OpError};
 use std::fmt;
 
 /// One replica's next operation, as far as replicas must agree on it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Operation {
     /// The call, e.g. `read`, `write`, `open`, `fstat`.
     pub kind: String,
@@ -98,24 +104,61 @@ pub fn announce<L: ReplicaLink + ?Sized>(
     seq: u64,
     mine: &Operation,
 ) -> Result<Option<Divergence>, OpError> {
-    if link.degree() <= 1 {
-        return Ok(None);
+    match announce_refusable(link, rank, seq, mine, None)? {
+        Announced::Agreed { .. } => Ok(None),
+        Announced::Diverged(divergence) => Ok(Some(divergence)),
     }
-    let raw = link.exchange_all(tag(seq, Step::Announce), &wire::encode_operation(mine))?;
-    let operations = raw
+}
+
+/// What the replicas announced for one operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Announced {
+    /// Every replica announced the same operation; `refused` names the
+    /// first replica (by index) that refused it, with its errno.
+    Agreed {
+        /// The first refusal, if any: `(replica, errno)`.
+        refused: Option<(usize, Errno)>,
+    },
+    /// The replicas announced different operations.
+    Diverged(Divergence),
+}
+
+/// Like [`announce`], with this replica's `refusal` of the call (the
+/// errno it cannot make it with). The verdict is the same on every
+/// replica: a divergence, or agreement with the first refusal.
+pub fn announce_refusable<L: ReplicaLink + ?Sized>(
+    link: &mut L,
+    rank: u32,
+    seq: u64,
+    mine: &Operation,
+    refusal: Option<Errno>,
+) -> Result<Announced, OpError> {
+    if link.degree() <= 1 {
+        let refused = refusal.map(|errno| (0, errno));
+        return Ok(Announced::Agreed { refused });
+    }
+    let raw = link.exchange_all(
+        tag(seq, Step::Announce),
+        &wire::encode_operation(mine, refusal),
+    )?;
+    let announced = raw
         .iter()
         .enumerate()
         .map(|(replica, bytes)| {
             wire::decode_operation(bytes).map_err(|what| OpError::Protocol { replica, what })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if operations.iter().all(|op| op == mine) {
-        return Ok(None);
+    if announced.iter().all(|(op, _)| op == mine) {
+        let refused = announced
+            .iter()
+            .enumerate()
+            .find_map(|(replica, (_, refusal))| refusal.map(|errno| (replica, errno)));
+        return Ok(Announced::Agreed { refused });
     }
-    Ok(Some(Divergence {
+    Ok(Announced::Diverged(Divergence {
         rank,
         seq,
-        operations,
+        operations: announced.into_iter().map(|(op, _)| op).collect(),
     }))
 }
 
@@ -162,6 +205,61 @@ mod tests {
             announce(&mut link, 0, 1, &op("read", 16 + me)).unwrap()
         });
         assert!(sizes.iter().all(Option::is_some));
+    }
+
+    /// Paths longer than any cut (up to and past `PATH_MAX`): identical
+    /// calls agree, and paths that differ only in their last byte diverge.
+    #[test]
+    fn long_paths_travel_whole() {
+        for len in [511, 512, 513, 4095, 8200] {
+            let long = |last: char| Operation {
+                path: format!("/{}{last}", "d".repeat(len - 2)),
+                ..op("open", 0)
+            };
+            let same = run_replicas(link_set(2), |mut link| {
+                announce(&mut link, 0, 1, &long('x')).unwrap()
+            });
+            assert!(same.iter().all(Option::is_none), "length {len}");
+            let apart = run_replicas(link_set(2), |mut link| {
+                let last = if ReplicaLink::me(&link) == 0 {
+                    'x'
+                } else {
+                    'y'
+                };
+                announce(&mut link, 0, 1, &long(last)).unwrap()
+            });
+            let first = apart[0].clone().expect("a divergence");
+            assert_eq!(first.operations[1].path.len(), len, "length {len}");
+            assert!(apart.iter().all(|d| d.as_ref() == Some(&first)));
+        }
+    }
+
+    /// One replica that cannot make the call: every replica learns it,
+    /// the first refusing replica's errno is the verdict everywhere.
+    #[test]
+    fn a_refusal_reaches_every_replica() {
+        let verdicts = run_replicas(link_set(3), |mut link| {
+            let refusal = match ReplicaLink::me(&link) {
+                0 => None,
+                1 => Some(libc::EMFILE),
+                _ => Some(libc::ENFILE),
+            };
+            announce_refusable(&mut link, 0, 5, &op("open", 0), refusal).unwrap()
+        });
+        for verdict in verdicts {
+            assert_eq!(
+                verdict,
+                Announced::Agreed {
+                    refused: Some((1, libc::EMFILE))
+                }
+            );
+        }
+        let none = run_replicas(link_set(2), |mut link| {
+            announce_refusable(&mut link, 0, 5, &op("open", 0), None).unwrap()
+        });
+        assert!(none
+            .iter()
+            .all(|v| *v == Announced::Agreed { refused: None }));
     }
 
     fn divergence(kinds: &[&str]) -> Divergence {

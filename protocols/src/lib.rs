@@ -77,7 +77,7 @@ pub mod vote;
 mod wire;
 pub mod write;
 
-pub use announce::{announce, Divergence, Operation};
+pub use announce::{announce, announce_refusable, Announced, Divergence, Operation};
 pub use auto::Placement;
 pub use error::{LinkError, OpError};
 pub use io::FileIo;

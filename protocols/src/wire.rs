@@ -108,39 +108,47 @@ pub(crate) fn decode_trailer(
     Ok((result, u32::from_le_bytes(crc)))
 }
 
-/// Longest path an [`Operation`] announcement carries; longer paths are
-/// cut (both sides cut alike, so equal paths stay equal).
-const PATH_MAX: usize = 512;
-
-/// Encodes an operation announcement:
-/// `offset:u64 · len:u64 · kind_len:u8 · kind · path` (path to the end).
-pub(crate) fn encode_operation(op: &Operation) -> Vec<u8> {
+/// Encodes an operation announcement and this replica's refusal of it
+/// (the errno it cannot make the call with; 0 for none):
+/// `offset:u64 · len:u64 · refusal:i32 · kind_len:u8 · kind · path` (path
+/// to the end). The path travels whole: a cut copy would compare unequal
+/// with the whole one (a false divergence), and paths differing only past
+/// the cut would compare equal (a missed one).
+pub(crate) fn encode_operation(op: &Operation, refusal: Option<Errno>) -> Vec<u8> {
     let kind = &op.kind.as_bytes()[..op.kind.len().min(255)];
-    let path = &op.path.as_bytes()[..op.path.len().min(PATH_MAX)];
-    let mut out = Vec::with_capacity(17 + kind.len() + path.len());
+    let path = op.path.as_bytes();
+    let mut out = Vec::with_capacity(21 + kind.len() + path.len());
     out.extend_from_slice(&op.offset.to_le_bytes());
     out.extend_from_slice(&op.len.to_le_bytes());
+    out.extend_from_slice(&refusal.unwrap_or(0).to_le_bytes());
     out.push(kind.len() as u8);
     out.extend_from_slice(kind);
     out.extend_from_slice(path);
     out
 }
 
-/// Decodes an operation announcement.
-pub(crate) fn decode_operation(bytes: &[u8]) -> Result<Operation, Malformed> {
+/// Decodes an operation announcement and the sender's refusal.
+pub(crate) fn decode_operation(bytes: &[u8]) -> Result<(Operation, Option<Errno>), Malformed> {
     let (offset, rest) = take::<8>(bytes)?;
     let (len, rest) = take::<8>(rest)?;
+    let (refusal, rest) = take::<4>(rest)?;
+    let refusal = match i32::from_le_bytes(refusal) {
+        0 => None,
+        errno if errno > 0 => Some(errno),
+        _ => return Err("refusal errno is negative"),
+    };
     let (&kind_len, rest) = rest.split_first().ok_or("message too short")?;
     if rest.len() < kind_len as usize {
         return Err("message too short");
     }
     let (kind, path) = rest.split_at(kind_len as usize);
-    Ok(Operation {
+    let op = Operation {
         kind: String::from_utf8_lossy(kind).into_owned(),
         path: String::from_utf8_lossy(path).into_owned(),
         offset: u64::from_le_bytes(offset),
         len: u64::from_le_bytes(len),
-    })
+    };
+    Ok((op, refusal))
 }
 
 /// Encodes `digest`.
@@ -270,6 +278,24 @@ mod tests {
             assert!(decode_trailer(&longer, cap).is_err());
         }
         assert!(decode_trailer(&encode_trailer(Ok(5), 0), 4).is_err());
+    }
+
+    #[test]
+    fn operations_round_trip_with_whole_paths_and_refusals() {
+        for (path_len, refusal) in [(0, None), (512, Some(libc::EMFILE)), (8192, None)] {
+            let op = Operation {
+                kind: "open".into(),
+                path: "p".repeat(path_len),
+                offset: 3,
+                len: 4,
+            };
+            let bytes = encode_operation(&op, refusal);
+            assert_eq!(decode_operation(&bytes), Ok((op, refusal)));
+            assert!(decode_operation(&bytes[..20]).is_err());
+        }
+        let mut bytes = encode_operation(&Operation::default(), None);
+        bytes[16..20].copy_from_slice(&(-5i32).to_le_bytes());
+        assert_eq!(decode_operation(&bytes), Err("refusal errno is negative"));
     }
 
     #[test]

@@ -36,6 +36,8 @@
 //! directories, name calls, locks, serial HDF5, Python's directory
 //! helpers), `aio` (asynchronous I/O and `statfs`/`statvfs`, `io_aio.c`),
 //! `appends` (appends of several ranks to one file, `io_appends.c`),
+//! `limits` (paths of `PATH_MAX` bytes, the descriptor limit, a full file
+//! system),
 //! `link` (the replica link's fallback to MPI) and
 //! `coverage` (hook coverage). `support` holds
 //! what they share; `tests/common/` is the MPI harness of every test binary
@@ -50,6 +52,7 @@ mod bytes_once;
 mod colocated;
 mod coverage;
 mod faults;
+mod limits;
 mod link;
 mod matrix;
 mod stacks;

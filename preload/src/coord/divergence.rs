@@ -22,7 +22,8 @@ use crate::ft::watchdog;
 use crate::state::settings;
 use crate::state::world;
 use redio_core::config;
-use redio_protocols::{announce, Divergence, LinkError, Operation};
+use redio_protocols::{announce_refusable, Announced, Divergence, Errno};
+use redio_protocols::{LinkError, Operation};
 use std::time::{Duration, Instant};
 
 /// The exit code of a job ended by a mismatch or divergence it cannot
@@ -35,12 +36,29 @@ pub const FINALIZE: &str = "MPI_Finalize";
 
 /// Checks that every replica is about to run `op` as operation `seq`. A
 /// divergence is logged with every replica's call and settled as the
-/// module comment says.
-pub fn agree(link: &mut SetLink, seq: u64, op: &Operation) -> Result<(), Stop> {
+/// module comment says. `refusal`: this replica cannot make the call (the
+/// errno it would fail with); when any replica refuses, every replica
+/// fails the call with the first refusal's errno, before anything is done.
+pub fn agree(
+    link: &mut SetLink,
+    seq: u64,
+    op: &Operation,
+    refusal: Option<Errno>,
+) -> Result<(), Stop> {
     let rank = world::identity().map_or(0, |i| i.placement.rank);
-    match announce(link, rank, seq, op) {
-        Ok(None) => Ok(()),
-        Ok(Some(divergence)) => settle(&divergence, op.kind == FINALIZE),
+    match announce_refusable(link, rank, seq, op, refusal) {
+        Ok(Announced::Agreed { refused: None }) => Ok(()),
+        Ok(Announced::Agreed {
+            refused: Some((replica, errno)),
+        }) => {
+            crate::log!(
+                Debug,
+                "{op}: replica {replica} cannot make the call (errno {errno}): it fails on \
+                 every replica"
+            );
+            Err(Stop::Errno(errno))
+        }
+        Ok(Announced::Diverged(divergence)) => settle(&divergence, op.kind == FINALIZE),
         Err(error) => Err(Stop::from(error)),
     }
 }
@@ -48,13 +66,21 @@ pub fn agree(link: &mut SetLink, seq: u64, op: &Operation) -> Result<(), Stop> {
 /// Announces `op` as operation `seq` like [`agree`], but different paths
 /// under the same kind are no divergence: returns whether every replica
 /// named the same path. Any other difference is a divergence, settled as
-/// in [`agree`].
-pub fn same_path(link: &mut SetLink, seq: u64, op: &Operation) -> Result<bool, Stop> {
+/// in [`agree`]; a refusal on the same path fails the call as there.
+pub fn same_path(
+    link: &mut SetLink,
+    seq: u64,
+    op: &Operation,
+    refusal: Option<Errno>,
+) -> Result<bool, Stop> {
     let rank = world::identity().map_or(0, |i| i.placement.rank);
-    match announce(link, rank, seq, op) {
-        Ok(None) => Ok(true),
-        Ok(Some(divergence)) if named_apart(&divergence, op) => Ok(false),
-        Ok(Some(divergence)) => settle(&divergence, false).map(|()| false),
+    match announce_refusable(link, rank, seq, op, refusal) {
+        Ok(Announced::Agreed { refused: None }) => Ok(true),
+        Ok(Announced::Agreed {
+            refused: Some((_, errno)),
+        }) => Err(Stop::Errno(errno)),
+        Ok(Announced::Diverged(divergence)) if named_apart(&divergence, op) => Ok(false),
+        Ok(Announced::Diverged(divergence)) => settle(&divergence, false).map(|()| false),
         Err(error) => Err(Stop::from(error)),
     }
 }
@@ -80,7 +106,7 @@ pub fn announce_finalize(seq: u64) {
         offset: 0,
         len: 0,
     };
-    let _ = agree(&mut link, seq, &op);
+    let _ = agree(&mut link, seq, &op, None);
 }
 
 fn settle(divergence: &Divergence, at_finalize: bool) -> Result<(), Stop> {

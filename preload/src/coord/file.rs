@@ -189,7 +189,7 @@ impl SharedFile {
                 write::append::AT_THE_END,
                 data.len() as u64,
             );
-            self.run_protocol(fd, announced, |ctx, link, io| {
+            self.run_protocol(fd, announced, true, |ctx, link, io| {
                 let data = faults::corrupt_write(data, my_replica());
                 write::append::run(ctx, link, io, &data)
             })?
@@ -209,6 +209,7 @@ impl SharedFile {
         &self,
         fd: i32,
         announced: Operation,
+        via_parts: bool,
         mut op: impl FnMut(&mut OpContext<'_>, &mut SetLink, &mut dyn FileIo) -> Result<T, OpError>,
     ) -> Outcome<T> {
         let path = self.path.to_string_lossy();
@@ -219,7 +220,7 @@ impl SharedFile {
         let to_parts = self
             .parts
             .as_ref()
-            .filter(|_| announced.kind == "write" && writable);
+            .filter(|_| via_parts && announced.kind == "write" && writable);
         coordinated(&announced, |link, seq| {
             faults::maybe_die(seq);
             let mut on_mismatch = report_mismatch;
@@ -233,7 +234,7 @@ impl SharedFile {
             let result = match to_parts {
                 Some(parts) => {
                     self.unjoined.store(true, Ordering::Relaxed);
-                    op(&mut ctx, link, &mut parts.io(&self.path, seq))
+                    op(&mut ctx, link, &mut parts.io(fd, &self.path, seq))
                 }
                 None => op(&mut ctx, link, &mut faults::RealFile::new(fd, me, seq)),
             };
@@ -295,20 +296,44 @@ impl SharedFile {
             .outcome
         };
         parts.close();
+        if synced.is_err() || outcome.is_err() {
+            // The parts stay: the next settle (fsync, close) tries again and
+            // reports it, never a success over data left in the parts.
+            self.unjoined.store(true, Ordering::Relaxed);
+        }
         synced?;
         outcome.map(|_| ())
     }
 
     fn run_read(&self, fd: i32, buf: &mut [u8], offset: u64) -> Outcome<usize> {
         let announced = operation("read", self.app_path.display(), offset, buf.len() as u64);
-        self.run_protocol(fd, announced, |ctx, link, io| {
+        self.run_protocol(fd, announced, true, |ctx, link, io| {
             read::run(self.read, ctx, link, io, buf, offset)
         })
     }
 
     fn run_write(&self, fd: i32, data: &[u8], offset: u64) -> Outcome<usize> {
+        match self.write_once(fd, data, offset, true) {
+            // Distributed Separate Write on a full file system: the parts
+            // hold what the final file will get at the join, in space of
+            // their own. Join now, which frees the parts, and write this
+            // one straight into the file (Distributed Write): it then fails
+            // for want of space exactly where a plain run's write would.
+            // Every replica has the same agreed result, so every replica
+            // joins and writes again.
+            Err(errno @ (libc::ENOSPC | libc::EDQUOT)) if self.parts.is_some() => {
+                if self.settle(fd).is_err() {
+                    return Err(errno);
+                }
+                self.write_once(fd, data, offset, false)
+            }
+            other => other,
+        }
+    }
+
+    fn write_once(&self, fd: i32, data: &[u8], offset: u64, via_parts: bool) -> Outcome<usize> {
         let announced = operation("write", self.app_path.display(), offset, data.len() as u64);
-        self.run_protocol(fd, announced, |ctx, link, io| {
+        self.run_protocol(fd, announced, via_parts, |ctx, link, io| {
             let data = faults::corrupt_write(data, my_replica());
             write::run(self.write, ctx, link, io, &data, offset)
         })

@@ -6,9 +6,12 @@ use crate::coord::failover;
 use crate::coord::file::SharedFile;
 use crate::coord::parts::Parts;
 use crate::coord::plan::plan_for;
-use crate::coord::round::{agree_on_outcome, main_thread_only, on_leader, operation, Outcome};
+use crate::coord::round::{
+    agree_on_outcome, main_thread_only, on_leader, operation, refusing, Outcome,
+};
 use crate::coord::target::Target;
 use crate::state::world;
+use crate::sys::descriptors;
 use crate::sys::errno::errno;
 use crate::sys::real;
 use redio_core::join;
@@ -75,28 +78,35 @@ pub fn open(resolved: &Target, flags: i32, mode: libc::mode_t) -> Outcome<(i32, 
     // order.
     let real_flags = flags & !libc::O_APPEND;
     let plan = plan_for(resolved, flags);
-    let (reply, leader) = on_leader(operation("open", resolved.app_path.display(), 0, 0), || {
-        if plan.separate {
-            // std's file calls inside must reach the real functions.
-            crate::sys::guard::inside(|| settle_stale_parts(&resolved.path, flags));
-        }
-        // Run again after a fail-over, the failed leader may have created
-        // the file already: O_EXCL would fail where the first attempt did not.
-        let flags = if failover::redoing() {
-            real_flags & !libc::O_EXCL
-        } else {
-            real_flags
-        };
-        // SAFETY: a NUL-terminated path.
-        let fd = unsafe { real::open(path.as_ptr(), flags, mode) };
-        Reply {
-            outcome: if fd < 0 {
-                Err(errno())
+    // A replica without a free descriptor refuses the open in its
+    // announcement: every replica then fails it with EMFILE, and nothing
+    // is created, as in a plain run at its limit.
+    let refusal = descriptors::shortage();
+    let announced = operation("open", resolved.app_path.display(), 0, 0);
+    let (reply, leader) = refusing(refusal, || {
+        on_leader(announced, || {
+            if plan.separate {
+                // std's file calls inside must reach the real functions.
+                crate::sys::guard::inside(|| settle_stale_parts(&resolved.path, flags));
+            }
+            // Run again after a fail-over, the failed leader may have created
+            // the file already: O_EXCL would fail where the first attempt did not.
+            let flags = if failover::redoing() {
+                real_flags & !libc::O_EXCL
             } else {
-                Ok(i64::from(fd))
-            },
-            payload: Vec::new(),
-        }
+                real_flags
+            };
+            // SAFETY: a NUL-terminated path.
+            let fd = unsafe { real::open(path.as_ptr(), flags, mode) };
+            Reply {
+                outcome: if fd < 0 {
+                    Err(errno())
+                } else {
+                    Ok(i64::from(fd))
+                },
+                payload: Vec::new(),
+            }
+        })
     });
     let leader_fd = reply.outcome?;
     let me = world::identity().map_or(0, |i| i.placement.replica);
@@ -121,8 +131,12 @@ pub fn open(resolved: &Target, flags: i32, mode: libc::mode_t) -> Outcome<(i32, 
                     resolved.path.display()
                 );
                 // SAFETY: a constant path.
-                let fd = unsafe { real::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0) };
-                Ok((fd, true))
+                match unsafe { real::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0) } {
+                    fd if fd >= 0 => Ok((fd, true)),
+                    // No descriptor for a placeholder either: fail, never
+                    // hand out -1 as an open file.
+                    _ => Err(errno()),
+                }
             }
         }
     };
@@ -143,7 +157,9 @@ pub fn open(resolved: &Target, flags: i32, mode: libc::mode_t) -> Outcome<(i32, 
             return Err(errno);
         }
     }
-    // Only a copy per replica fails here, and then the agreement returned.
+    // Only a copy per replica (after the agreement above), or a follower
+    // left without even a placeholder (another thread took the last
+    // descriptor since the announcement) fails here.
     let (fd, placeholder) = opened?;
     crate::log!(
         Debug,

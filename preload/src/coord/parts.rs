@@ -101,10 +101,13 @@ impl Parts {
         }
     }
 
-    /// The [`FileIo`] that puts the pieces of operation `seq` into the part.
-    pub fn io<'a>(&'a self, path: &'a Path, seq: u64) -> PartIo<'a> {
+    /// The [`FileIo`] that puts the pieces of operation `seq` into the part,
+    /// reserving their space in the final file (this replica's descriptor
+    /// `final_fd`).
+    pub fn io<'a>(&'a self, final_fd: i32, path: &'a Path, seq: u64) -> PartIo<'a> {
         PartIo {
             parts: self,
+            final_fd,
             path,
             seq,
         }
@@ -120,7 +123,8 @@ fn open_real(path: &Path, flags: i32) -> Result<i32, Errno> {
     let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
     // SAFETY: a NUL-terminated path.
     match unsafe { real::open(c_path.as_ptr(), flags | libc::O_CLOEXEC, 0o644) } {
-        fd if fd >= 0 => Ok(fd),
+        // redio's own: never a number the application could have opened.
+        fd if fd >= 0 => Ok(crate::sys::descriptors::apart(fd)),
         _ => Err(crate::sys::errno::errno()),
     }
 }
@@ -128,8 +132,27 @@ fn open_real(path: &Path, flags: i32) -> Result<i32, Errno> {
 /// Writes pieces into the part at their final offsets and records them.
 pub struct PartIo<'a> {
     parts: &'a Parts,
+    final_fd: i32,
     path: &'a Path,
     seq: u64,
+}
+
+/// Allocates `len` bytes at `offset` of the final file (`fd`) without
+/// changing its size, so that the join, which copies the piece there, never
+/// runs out of space: a full file system fails the write that needs the
+/// space (`ENOSPC`, `EDQUOT`), as a plain run's write would, instead of
+/// the `fsync` or `close` that joins. A file system that cannot preallocate
+/// (`EOPNOTSUPP`, NFS before 4.2) is written without a reservation.
+fn reserve(fd: i32, offset: u64, len: usize) -> Result<(), Errno> {
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: a descriptor of this process; no memory is passed.
+    let rc = unsafe { libc::fallocate64(fd, libc::FALLOC_FL_KEEP_SIZE, offset as i64, len as i64) };
+    match crate::sys::errno::errno() {
+        errno @ (libc::ENOSPC | libc::EDQUOT) if rc < 0 => Err(errno),
+        _ => Ok(()),
+    }
 }
 
 impl FileIo for PartIo<'_> {
@@ -139,9 +162,17 @@ impl FileIo for PartIo<'_> {
     }
 
     fn pwrite(&mut self, data: &[u8], offset: u64) -> Result<usize, Errno> {
+        reserve(self.final_fd, offset, data.len())?;
         let (part_fd, index_fd) = self.parts.descriptors(self.path)?;
         // The real file's writer: byte counters and test fault switches.
         let n = RealFile::new(part_fd, self.parts.replica(), self.seq).pwrite(data, offset)?;
+        if n < data.len() {
+            // A short write to a regular file: its file system is full.
+            // Unrecorded, the piece is not joined; the write protocol's
+            // caller joins and writes into the final file instead
+            // (`SharedFile::run_write`), where a plain run's write would go.
+            return Err(libc::ENOSPC);
+        }
         let record = Record {
             seq: self.seq,
             offset,
@@ -151,6 +182,10 @@ impl FileIo for PartIo<'_> {
         // One write(2) of 24 bytes with O_APPEND: records never interleave.
         // SAFETY: as above.
         let w = unsafe { real::write(index_fd, record.as_ptr().cast(), record.len()) };
+        if w < 0 {
+            // ENOSPC, EDQUOT: the application learns why.
+            return Err(crate::sys::errno::errno());
+        }
         if w != record.len() as isize {
             return Err(libc::EIO);
         }

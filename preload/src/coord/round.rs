@@ -78,19 +78,20 @@ pub(crate) fn coordinated<T>(
 ) -> Result<T, Errno> {
     let seq = sequence::next();
     let tentative = TENTATIVE.with(|t| t.replace(false));
+    let refusal = REFUSAL.with(|r| r.replace(None));
     failover::run(
         seq,
         op,
         |e| report_link(&op.kind, e),
         |link| {
             if tentative {
-                if !divergence::same_path(link, seq, op)? {
+                if !divergence::same_path(link, seq, op, refusal)? {
                     // Nothing was done: the caller passes the call through.
                     APART.with(|a| a.set(true));
                     return Err(Stop::Errno(libc::EIO));
                 }
             } else {
-                divergence::agree(link, seq, op)?;
+                divergence::agree(link, seq, op, refusal)?;
             }
             link.set_deadline(deadline());
             step(link, seq)
@@ -103,6 +104,21 @@ thread_local! {
     static TENTATIVE: Cell<bool> = const { Cell::new(false) };
     /// Set when that operation found the replicas naming different paths.
     static APART: Cell<bool> = const { Cell::new(false) };
+    /// Set by [`refusing`] until the next coordinated operation takes it.
+    static REFUSAL: Cell<Option<Errno>> = const { Cell::new(None) };
+}
+
+/// Runs `call`, whose next coordinated operation this replica already
+/// knows it cannot complete when `refusal` is set (e.g. `EMFILE`: no
+/// descriptor left for an `open`). The refusal travels with that
+/// operation's announcement: when any replica refuses, the operation does
+/// nothing and fails with the first refusal's errno on every replica, so
+/// every replica fails the same call, as a plain run would.
+pub(crate) fn refusing<R>(refusal: Option<Errno>, call: impl FnOnce() -> R) -> R {
+    REFUSAL.with(|r| r.set(refusal));
+    let result = call();
+    REFUSAL.with(|r| r.set(None));
+    result
 }
 
 /// Runs `call`, a call on a node-local path of co-located replicas
@@ -140,7 +156,7 @@ pub(crate) fn same_path_everywhere(path: &std::path::Path) -> bool {
         |e| report_link(&op.kind, e),
         |link| {
             link.set_deadline(deadline());
-            divergence::same_path(link, seq, &op)
+            divergence::same_path(link, seq, &op, None)
         },
     )
     .unwrap_or(false)

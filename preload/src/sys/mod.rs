@@ -10,8 +10,11 @@
 //! - [`log`]: logging through the raw `write` system call;
 //! - [`rawfs`]: raw-syscall file access for redio's own bookkeeping files;
 //! - [`socket`]: raw-syscall TCP sockets for the replica-set link;
+//! - [`descriptors`]: redio's own descriptors kept above the application's
+//!   limit, and whether a descriptor is free;
 //! - [`pmi`]: telling MPICH's launcher that this process finalized;
 
+pub mod descriptors;
 pub mod errno;
 pub mod guard;
 pub mod log;

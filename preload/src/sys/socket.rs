@@ -55,7 +55,9 @@ fn new_tcp() -> Result<Socket, i32> {
             0,
         )
     })?;
-    Ok(Socket { fd: fd as i32 })
+    // Never a number the application could have opened.
+    let fd = super::descriptors::apart(fd as i32);
+    Ok(Socket { fd })
 }
 
 impl Socket {
@@ -97,7 +99,8 @@ impl Socket {
         };
         match checked(rc) {
             Ok(fd) => {
-                let socket = Socket { fd: fd as i32 };
+                let fd = super::descriptors::apart(fd as i32);
+                let socket = Socket { fd };
                 socket.no_delay();
                 Ok(Some(socket))
             }
