@@ -290,7 +290,9 @@ fn forge(dirs: &[PathBuf], edit: impl Fn(&mut Header)) {
 
 /// Member 0's first file recorded under `path` in every header.
 fn poison(dirs: &[PathBuf], path: &str) {
-    forge(dirs, |h| h.members[0].files[0].path = path.to_string());
+    forge(dirs, |h| {
+        h.members[0].files[0].path = path.as_bytes().to_vec()
+    });
 }
 
 #[test]
@@ -622,4 +624,55 @@ fn verify_refuses_a_rank_count_the_headers_contradict_before_launching() {
         "{}",
         text(&o)
     );
+}
+
+/// Issue 44, item 7: file names are bytes. One name that is not UTF-8 made
+/// the offline encode fail entirely ("No such file or directory").
+#[test]
+fn a_file_name_that_is_not_utf8_is_protected_and_rebuilt_byte_identical_offline() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tmp("bytes");
+    let dirs = make_job(&t.0, 3);
+    let name = std::ffi::OsStr::from_bytes(b"ckpt-\xff\xfe.dat");
+    for (r, d) in dirs.iter().enumerate() {
+        std::fs::write(d.join("out").join(name), vec![r as u8 ^ 0x5a; 3000 + r]).unwrap();
+    }
+    let head = ["parity", "encode", "--offline", "--scheme", "xor"];
+    let o = redio(&args(&[&head[..], &["--set-size", "3"]].concat(), &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = redio(&[
+        "parity",
+        "inspect",
+        "--json",
+        rdp(&dirs[0]).to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(r#""path":"out/ckpt-\\xff\\xfe.dat""#),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains(r#""path_hex":"6f75742f636b70742dfffe2e646174""#),
+        "{}",
+        text(&o)
+    );
+    let before = snapshot(&dirs);
+    let lost = dirs[1].join("out").join(name);
+    let want = std::fs::read(&lost).unwrap();
+    std::fs::remove_dir_all(&dirs[1]).unwrap();
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read(&lost).unwrap(),
+        want,
+        "rebuilt under its own name"
+    );
+    assert_eq!(
+        snapshot(&dirs),
+        before,
+        "contents, modes and mtimes restored"
+    );
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

@@ -193,14 +193,22 @@ fn header_json(h: &Header) -> serde_json::Value {
             "logical_rank": m.logical_rank,
             "failure_group": m.failure_group,
             "host": m.host,
-            "files": m.files.iter().map(|f| serde_json::json!({
-                "path": f.path,
+            // A name that is not UTF-8 is shown with `\xNN` escapes; its
+            // exact bytes are in `path_hex` then.
+            "files": m.files.iter().map(|f| {
+                let mut j = serde_json::json!({
+                "path": f.shown(),
                 "size": f.size,
                 "mode": f.mode,
                 "mtime_sec": f.mtime_sec,
                 "mtime_nsec": f.mtime_nsec,
                 "crc32": format!("{:08x}", f.crc32),
-            })).collect::<Vec<_>>(),
+                });
+                if std::str::from_utf8(&f.path).is_err() {
+                    j["path_hex"] = f.path.iter().map(|b| format!("{b:02x}")).collect::<String>().into();
+                }
+                j
+            }).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "payload": h.payload.iter().map(|c| serde_json::json!({
             "len": c.len,

@@ -41,6 +41,9 @@ pub struct Case {
     /// The job's environment forces the scalar GF kernel and silences
     /// progress lines (`REDIO_PARITY_KERNEL`, `REDIO_PARITY_PROGRESS`).
     pub scalar_kernel: bool,
+    /// Every rank also writes a file whose name is not UTF-8
+    /// (`parity_ckpt … bytes-name`).
+    pub bytes_name: bool,
 }
 
 impl Case {
@@ -59,6 +62,7 @@ impl Case {
             prefix: "pm",
             parity_apart: false,
             scalar_kernel: false,
+            bytes_name: false,
         }
     }
 
@@ -91,6 +95,7 @@ impl Case {
             self.engine.map(|e| format!("-{e}")).unwrap_or_default()
         ) + if self.parity_apart { "-apart" } else { "" }
             + if self.scalar_kernel { "-scalar" } else { "" }
+            + if self.bytes_name { "-bytes" } else { "" }
     }
 
     /// Runs the application; returns the base directory.
@@ -145,6 +150,8 @@ impl Case {
             args.push("protect".into());
         } else if self.at_barriers {
             args.push("barrier".into());
+        } else if self.bytes_name {
+            args.push("bytes-name".into());
         }
         let mut launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)

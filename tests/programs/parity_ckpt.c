@@ -7,9 +7,11 @@
  * calls MPI_Barrier after closing its files, prints how many redundancy
  * files its directory holds then ("after-barrier N"), writes its first
  * file again with new contents, and calls MPI_Barrier once more: the
- * redundancy must then match the new contents.
+ * redundancy must then match the new contents. With "bytes-name" every
+ * rank also writes sub/name-\xff\xfe.bin, a file name that is not UTF-8
+ * (Unix names are bytes; parity must protect it as it is).
  *
- * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier]
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier|bytes-name]
  * SIZE scales the files (bytes of the first file of rank 0). */
 #include <dirent.h>
 #include <mpi.h>
@@ -71,6 +73,11 @@ int main(int argc, char **argv) {
     write_file(b, rank % 2 ? size / 3 + rank : 0, rank + 100);
     write_file(c, 1 + 13L * rank, rank + 200);
     chmod(a, 0600 + rank);
+    if (argc > 3 && strcmp(argv[3], "bytes-name") == 0) {
+        char d[4400];
+        snprintf(d, sizeof d, "%s/name-\xff\xfe.bin", sub);
+        write_file(d, 5000 + 31L * rank, rank + 300);
+    }
     int rc = 0;
     if (argc > 3 && strcmp(argv[3], "barrier") == 0) {
         MPI_Barrier(MPI_COMM_WORLD);
