@@ -676,3 +676,44 @@ fn a_file_name_that_is_not_utf8_is_protected_and_rebuilt_byte_identical_offline(
     let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// Issue 44, item 9: with rank 0's directory lost or unreadable, `-n
+/// 100000` launched 100,000 workers (98 s, then "Too many open files").
+/// The next ranks' headers are read instead, and an `-n` this machine
+/// cannot start is refused; both before launching.
+#[test]
+fn a_rank_count_neither_the_headers_nor_the_machine_back_is_refused_before_launching() {
+    let t = tmp("ranks-lost0");
+    let (dirs, _) = encoded_job(&t, 3);
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    let root = format!("{}/node{{rank}}", t.0.display());
+    // PATH without a launcher: a launch could not even start.
+    let refused = |root: &str| {
+        Command::new("/bin/sh")
+            .args(["-c", "ulimit -n 1024 && exec \"$0\" \"$@\""])
+            .arg(env!("CARGO_BIN_EXE_redio"))
+            .args(["parity", "verify", "-n", "100000", "--root", root])
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let o = refused(&root);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "node1/redio-parity.s0.m1.rdp records a job of 3 logical rank(s): run with -n 3"
+        ),
+        "{}",
+        text(&o)
+    );
+    // No header anywhere: the machine's limits decide.
+    let nowhere = format!("{}/none/{{rank}}", t.0.display());
+    let o = refused(&nowhere);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("-n 100000: all 100000 workers would start on this node"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("`ulimit -n` allows 1024"), "{}", text(&o));
+}
