@@ -717,3 +717,87 @@ fn a_rank_count_neither_the_headers_nor_the_machine_back_is_refused_before_launc
     );
     assert!(text(&o).contains("`ulimit -n` allows 1024"), "{}", text(&o));
 }
+
+/// Waits until some process holds `path` under an exclusive `flock` (a
+/// state, not a delay: bounded only against a holder that never starts).
+fn wait_until_locked(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+        {
+            // SAFETY: a descriptor `f` owns.
+            let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                return;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never locked",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Issue 44, item 8: temporary files of killed runs stayed for ever. The
+/// next rebuild or encode removes those of dead runs and says so; one
+/// that a live process holds (its lock) is left, until that process dies.
+#[test]
+fn stale_temporaries_of_dead_runs_are_removed_and_a_live_runs_are_left() {
+    let t = tmp("stale");
+    let (dirs, before) = encoded_job(&t, 3);
+    // Written by processes that have exited: a redundancy file's and a
+    // rebuilt data file's temporary.
+    let dead = [
+        dirs[0].join(".redio-parity.s0.m0.rdp.redio-tmp.4194303.0"),
+        dirs[1].join("out/.rank1.dat.redio-tmp.4194303.1"),
+    ];
+    for p in &dead {
+        let s = Command::new("/bin/sh")
+            .args(["-c", "head -c 1000000 /dev/zero > \"$0\""])
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+    // Held by a running process, as a live run holds its temporaries.
+    let live = dirs[2].join(".redio-parity.s0.m2.rdp.redio-tmp.4194302.0");
+    // (One process: the shell locks, then becomes `sleep`, so killing it
+    // ends the holder; no pipe of ours is inherited.)
+    let mut holder = Command::new("/bin/sh")
+        .args(["-c", "exec 9>>\"$0\" && flock -x 9 && exec sleep 600"])
+        .arg(&live)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until_locked(&live);
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    let _ = holder.kill().map(|_| holder.wait());
+    assert!(o.status.success(), "{}", text(&o));
+    for p in &dead {
+        assert!(!p.exists(), "{} left", p.display());
+        let said = format!(
+            "redio parity rebuild: removed {} (1000000 bytes), a temporary file of a run that is \
+             no longer running",
+            p.display()
+        );
+        assert!(text(&o).contains(&said), "{}", text(&o));
+    }
+    assert!(live.exists(), "a live run's temporary was removed");
+    assert!(!text(&o).contains(live.to_str().unwrap()), "{}", text(&o));
+    // Its holder is dead now: the next encode removes it.
+    let head = ["parity", "encode", "--offline", "--set-size", "3"];
+    let o = redio(&args(&head, &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!live.exists(), "a dead run's temporary was left");
+    let said = format!("redio parity encode: removed {} (0 bytes)", live.display());
+    assert!(text(&o).contains(&said), "{}", text(&o));
+    assert_eq!(snapshot(&dirs), before, "the data files are untouched");
+}

@@ -791,3 +791,41 @@ fn a_file_name_that_is_not_utf8_is_protected_in_the_job_and_rebuilt_collectively
         "rebuilt from the collective encode"
     );
 }
+
+/// Issue 44, item 8, collectively: a killed worker's or replica's
+/// temporary files (written by a process that has exited) are removed by
+/// the next collective rebuild, which says so; the rebuild itself is
+/// unchanged.
+#[test]
+fn the_collective_rebuild_removes_temporaries_of_dead_runs() {
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 3);
+    let before = snapshot(&dirs);
+    let dead = [
+        dirs[1].join(".redio-parity.s0.m1.rdp.redio-tmp.4194303.0"),
+        dirs[0].join("sub/.part.bin.redio-tmp.4194303.2"),
+    ];
+    for p in &dead {
+        let s = Command::new("/bin/sh")
+            .args(["-c", "head -c 12345 /dev/zero > \"$0\""])
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+    lose(&data, 0, &[2]);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for (p, rank) in dead.iter().zip([1, 0]) {
+        assert!(!p.exists(), "{} left", p.display());
+        let said = format!(
+            "redio parity rebuild: rank {rank}: removed {} (12345 bytes), a temporary file",
+            p.display()
+        );
+        assert!(text(&o).contains(&said), "{}", text(&o));
+    }
+    let after = snapshot(&dirs);
+    assert!(data_only(&after) == data_only(&before), "rebuilt as before");
+}

@@ -220,7 +220,9 @@ pub fn stat_meta(full: &Path, rel: &[u8]) -> io::Result<FileMeta> {
 /// relative to the destination's directory, opened once
 /// ([`crate::safe_fs::Dir`]): a file or link planted at the temporary name
 /// is never opened or written through (another name is taken), and the
-/// rename goes through the same directory descriptor.
+/// rename goes through the same directory descriptor. It is held under an
+/// exclusive `flock` while it exists, so that [`crate::stale::sweep`]
+/// leaves it alone.
 pub struct AtomicFile {
     file: File,
     dir: Dir,
@@ -258,6 +260,17 @@ impl AtomicFile {
             // 0o666 under the umask, as any new file; data files get their
             // recorded mode from `set_meta`.
             match dir.create_new(&tmp, 0o666) {
+                // The lock says "a live run writes this" to a later sweep
+                // (crate::stale) until the file is renamed or removed.
+                // Taken by a sweep between our create and our lock: the
+                // sweep removes it, we take the next name. A file system
+                // without flock: no lock, and no sweep removes the file.
+                Ok(file) if !crate::stale::try_lock(&file).unwrap_or(true) => {
+                    last = Some(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "a sweep of stale temporary files holds it",
+                    ));
+                }
                 Ok(file) => {
                     return Ok(AtomicFile {
                         file,

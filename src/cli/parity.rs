@@ -266,7 +266,18 @@ fn verify(o: &Offline) -> ExitCode {
     ExitCode::from(verdict.exit_code())
 }
 
+/// Removes the temporary files that dead runs left under `dirs`, saying
+/// so on stderr (issue 44; a live run's are left: `redio_parity::stale`).
+fn sweep_stale(op: &str, dirs: &[std::path::PathBuf]) {
+    for d in dirs {
+        for r in redio_parity::stale::sweep(d, true) {
+            eprintln!("redio parity {op}: {r}");
+        }
+    }
+}
+
 fn rebuild(o: &Offline) -> ExitCode {
+    sweep_stale("rebuild", &o.dirs);
     match offline::rebuild(&o.dirs, &options(o)) {
         Ok((a, report)) => {
             print_assessment(&a);
@@ -299,6 +310,7 @@ fn encode(e: &EncodeArgs) -> ExitCode {
             ),
         );
     }
+    sweep_stale("encode", &e.place.dirs);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default();
