@@ -44,6 +44,9 @@ pub struct Case {
     /// Every rank also writes a file whose name is not UTF-8
     /// (`parity_ckpt … bytes-name`).
     pub bytes_name: bool,
+    /// Every rank leaves an unlocked redundancy temporary in its
+    /// directory before the protect step (`parity_ckpt … stale-tmp`).
+    pub stale_tmp: bool,
 }
 
 impl Case {
@@ -63,6 +66,7 @@ impl Case {
             parity_apart: false,
             scalar_kernel: false,
             bytes_name: false,
+            stale_tmp: false,
         }
     }
 
@@ -96,6 +100,7 @@ impl Case {
         ) + if self.parity_apart { "-apart" } else { "" }
             + if self.scalar_kernel { "-scalar" } else { "" }
             + if self.bytes_name { "-bytes" } else { "" }
+            + if self.stale_tmp { "-stale" } else { "" }
     }
 
     /// Runs the application; returns the base directory.
@@ -152,6 +157,8 @@ impl Case {
             args.push("barrier".into());
         } else if self.bytes_name {
             args.push("bytes-name".into());
+        } else if self.stale_tmp {
+            args.push("stale-tmp".into());
         }
         let mut launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)

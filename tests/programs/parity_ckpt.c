@@ -9,9 +9,12 @@
  * file again with new contents, and calls MPI_Barrier once more: the
  * redundancy must then match the new contents. With "bytes-name" every
  * rank also writes sub/name-\xff\xfe.bin, a file name that is not UTF-8
- * (Unix names are bytes; parity must protect it as it is).
+ * (Unix names are bytes; parity must protect it as it is). With
+ * "stale-tmp" every rank leaves a file named like a redundancy file's
+ * temporary in its directory, held by nobody: what a replica killed in
+ * the protect step leaves (the protect step must remove it).
  *
- * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier|bytes-name]
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier|bytes-name|stale-tmp]
  * SIZE scales the files (bytes of the first file of rank 0). */
 #include <dirent.h>
 #include <mpi.h>
@@ -77,6 +80,11 @@ int main(int argc, char **argv) {
         char d[4400];
         snprintf(d, sizeof d, "%s/name-\xff\xfe.bin", sub);
         write_file(d, 5000 + 31L * rank, rank + 300);
+    }
+    if (argc > 3 && strcmp(argv[3], "stale-tmp") == 0) {
+        char t[4400];
+        snprintf(t, sizeof t, "%s/.redio-parity.s9.m%d.rdp.redio-tmp.4194303.0", dir, rank);
+        write_file(t, 12345, rank);
     }
     int rc = 0;
     if (argc > 3 && strcmp(argv[3], "barrier") == 0) {
