@@ -102,6 +102,13 @@ const CASES: &[Case] = &[
     case("relative parity.files glob", "version: 1\nparity:\n  files: [\"/ckpt/*.dat\", \"ckpt/rank{rank}/*.dat\"]\n", 3, 26, "parity.files[1]: \"ckpt/rank{rank}/*.dat\" is not an absolute path (it must start with /"),
     case("bad parity.files glob", "version: 1\nparity:\n  files: [\"/ckpt/[ab].dat\"]\n", 3, 11, "parity.files[0]: \"[\" is not supported"),
     case("rs beyond GF(2^8)", "version: 1\nparity:\n  scheme: rs\n  set_size: 200\n  rs_parity: 100\n", 5, 14, "parity.rs_parity: 100 with parity.set_size 200 makes 300, but Reed-Solomon over GF(2^8) allows set_size + rs_parity <= 256"),
+    // Issue 44: a relative parity.dir resolved against each process's
+    // working directory, and YAML tags were dropped or decoded silently.
+    case("relative parity.dir", "version: 1\nparity:\n  dir: \"../../etc\"\n", 3, 8, "parity.dir: \"../../etc\" is not an absolute path (it must start with /"),
+    case("relative parity.dir template", "version: 1\nparity:\n  dir: parity/r{replica}/rank{rank}\n", 3, 8, "parity.dir: \"parity/r{replica}/rank{rank}\" is not an absolute path"),
+    case("unknown YAML tag", "version: 1\nlog:\n  file: !foo /tmp/x.log\n", 3, 9, "YAML tag \"!foo\" is not accepted"),
+    case("!!binary tag", "version: 1\nparity:\n  dir: !!binary L3RtcA==\n", 3, 8, "YAML tag \"!!binary\" is not accepted"),
+    case("tag on a section", "version: 1\nparity: !secret\n  scheme: xor\n", 2, 9, "YAML tag \"!secret\" is not accepted"),
     case("remap.to escaping through ..", "version: 1\nremap:\n  - prefix: /scratch/out\n    to: /scratch/out/../../../etc/r{replica}\n", 3, 5, "remap[0].to: \"/scratch/out/../../../etc/r{replica}\" leads to \"/etc/r{replica}\" through `..`, outside every declared directory"),
 ];
 

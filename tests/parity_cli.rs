@@ -290,7 +290,9 @@ fn forge(dirs: &[PathBuf], edit: impl Fn(&mut Header)) {
 
 /// Member 0's first file recorded under `path` in every header.
 fn poison(dirs: &[PathBuf], path: &str) {
-    forge(dirs, |h| h.members[0].files[0].path = path.to_string());
+    forge(dirs, |h| {
+        h.members[0].files[0].path = path.as_bytes().to_vec()
+    });
 }
 
 #[test]
@@ -622,4 +624,180 @@ fn verify_refuses_a_rank_count_the_headers_contradict_before_launching() {
         "{}",
         text(&o)
     );
+}
+
+/// Issue 44, item 7: file names are bytes. One name that is not UTF-8 made
+/// the offline encode fail entirely ("No such file or directory").
+#[test]
+fn a_file_name_that_is_not_utf8_is_protected_and_rebuilt_byte_identical_offline() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tmp("bytes");
+    let dirs = make_job(&t.0, 3);
+    let name = std::ffi::OsStr::from_bytes(b"ckpt-\xff\xfe.dat");
+    for (r, d) in dirs.iter().enumerate() {
+        std::fs::write(d.join("out").join(name), vec![r as u8 ^ 0x5a; 3000 + r]).unwrap();
+    }
+    let head = ["parity", "encode", "--offline", "--scheme", "xor"];
+    let o = redio(&args(&[&head[..], &["--set-size", "3"]].concat(), &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = redio(&[
+        "parity",
+        "inspect",
+        "--json",
+        rdp(&dirs[0]).to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(r#""path":"out/ckpt-\\xff\\xfe.dat""#),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains(r#""path_hex":"6f75742f636b70742dfffe2e646174""#),
+        "{}",
+        text(&o)
+    );
+    let before = snapshot(&dirs);
+    let lost = dirs[1].join("out").join(name);
+    let want = std::fs::read(&lost).unwrap();
+    std::fs::remove_dir_all(&dirs[1]).unwrap();
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read(&lost).unwrap(),
+        want,
+        "rebuilt under its own name"
+    );
+    assert_eq!(
+        snapshot(&dirs),
+        before,
+        "contents, modes and mtimes restored"
+    );
+    let o = redio(&args(&["parity", "verify", "--offline"], &dirs));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// Issue 44, item 9: with rank 0's directory lost or unreadable, `-n
+/// 100000` launched 100,000 workers (98 s, then "Too many open files").
+/// The next ranks' headers are read instead, and an `-n` this machine
+/// cannot start is refused; both before launching.
+#[test]
+fn a_rank_count_neither_the_headers_nor_the_machine_back_is_refused_before_launching() {
+    let t = tmp("ranks-lost0");
+    let (dirs, _) = encoded_job(&t, 3);
+    std::fs::remove_dir_all(&dirs[0]).unwrap();
+    let root = format!("{}/node{{rank}}", t.0.display());
+    // PATH without a launcher: a launch could not even start.
+    let refused = |root: &str| {
+        Command::new("/bin/sh")
+            .args(["-c", "ulimit -n 1024 && exec \"$0\" \"$@\""])
+            .arg(env!("CARGO_BIN_EXE_redio"))
+            .args(["parity", "verify", "-n", "100000", "--root", root])
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap()
+    };
+    let o = refused(&root);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "node1/redio-parity.s0.m1.rdp records a job of 3 logical rank(s): run with -n 3"
+        ),
+        "{}",
+        text(&o)
+    );
+    // No header anywhere: the machine's limits decide.
+    let nowhere = format!("{}/none/{{rank}}", t.0.display());
+    let o = refused(&nowhere);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        text(&o).contains("-n 100000: all 100000 workers would start on this node"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("`ulimit -n` allows 1024"), "{}", text(&o));
+}
+
+/// Waits until some process holds `path` under an exclusive `flock` (a
+/// state, not a delay: bounded only against a holder that never starts).
+fn wait_until_locked(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+        {
+            // SAFETY: a descriptor `f` owns.
+            let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if rc != 0 {
+                return;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never locked",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Issue 44, item 8: temporary files of killed runs stayed for ever. The
+/// next rebuild or encode removes those of dead runs and says so; one
+/// that a live process holds (its lock) is left, until that process dies.
+#[test]
+fn stale_temporaries_of_dead_runs_are_removed_and_a_live_runs_are_left() {
+    let t = tmp("stale");
+    let (dirs, before) = encoded_job(&t, 3);
+    // Written by processes that have exited: a redundancy file's and a
+    // rebuilt data file's temporary.
+    let dead = [
+        dirs[0].join(".redio-parity.s0.m0.rdp.redio-tmp.4194303.0"),
+        dirs[1].join("out/.rank1.dat.redio-tmp.4194303.1"),
+    ];
+    for p in &dead {
+        let s = Command::new("/bin/sh")
+            .args(["-c", "head -c 1000000 /dev/zero > \"$0\""])
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+    // Held by a running process, as a live run holds its temporaries.
+    let live = dirs[2].join(".redio-parity.s0.m2.rdp.redio-tmp.4194302.0");
+    // (One process: the shell locks, then becomes `sleep`, so killing it
+    // ends the holder; no pipe of ours is inherited.)
+    let mut holder = Command::new("/bin/sh")
+        .args(["-c", "exec 9>>\"$0\" && flock -x 9 && exec sleep 600"])
+        .arg(&live)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until_locked(&live);
+    let o = redio(&args(&["parity", "rebuild", "--offline"], &dirs));
+    let _ = holder.kill().map(|_| holder.wait());
+    assert!(o.status.success(), "{}", text(&o));
+    for p in &dead {
+        assert!(!p.exists(), "{} left", p.display());
+        let said = format!(
+            "redio parity rebuild: removed {} (1000000 bytes), a temporary file of a run that is \
+             no longer running",
+            p.display()
+        );
+        assert!(text(&o).contains(&said), "{}", text(&o));
+    }
+    assert!(live.exists(), "a live run's temporary was removed");
+    assert!(!text(&o).contains(live.to_str().unwrap()), "{}", text(&o));
+    // Its holder is dead now: the next encode removes it.
+    let head = ["parity", "encode", "--offline", "--set-size", "3"];
+    let o = redio(&args(&head, &dirs));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!live.exists(), "a dead run's temporary was left");
+    let said = format!("redio parity encode: removed {} (0 bytes)", live.display());
+    assert!(text(&o).contains(&said), "{}", text(&o));
+    assert_eq!(snapshot(&dirs), before, "the data files are untouched");
 }

@@ -373,3 +373,20 @@ fn a_replica_death_still_leaves_the_survivors_files_protected_openmpi() {
 fn a_replica_death_still_leaves_the_survivors_files_protected_openmpi5() {
     a_replica_death_still_leaves_the_survivors_files_protected(Mpi::OpenMpi5);
 }
+
+/// Issue 44, item 8, in the job: a replica killed in the protect step
+/// left its redundancy temporary (~12 MB) in every rank's directory. The
+/// next protect step removes such files (held by nobody) and still
+/// writes its redundancy.
+#[test]
+fn the_protect_step_removes_redundancy_temporaries_that_nobody_holds() {
+    let mut case = Case::new("xor", 3, 3);
+    case.stale_tmp = true;
+    let data = case.run();
+    for r in 0..3 {
+        let dir = rank_dir(&data, 0, r);
+        let stale = dir.join(format!(".redio-parity.s9.m{r}.rdp.redio-tmp.4194303.0"));
+        assert!(!stale.exists(), "{} left", stale.display());
+        assert_eq!(header(&dir).members.len(), 3);
+    }
+}

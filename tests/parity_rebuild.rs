@@ -346,7 +346,7 @@ fn unsafe_header_paths_are_refused_collectively_and_nothing_is_written() {
     // lost its files, so a careless rebuild would write outside its root.
     for d in &dirs {
         rewrite(&rdp(d), |h, _| {
-            h.members[1].files[0].path = "../escape.dat".into()
+            h.members[1].files[0].path = b"../escape.dat".to_vec()
         });
     }
     std::fs::remove_file(rank_dir(&data, 0, 1).join("ckpt.dat")).unwrap();
@@ -714,4 +714,118 @@ fn a_huge_trailer_and_a_fifo_do_not_stop_the_collective_verify() {
     assert_eq!(o.status.code(), Some(1), "{report}");
     assert!(report.contains("trailer names a"), "{report}");
     assert!(report.contains("FIFO"), "{report}");
+}
+
+/// Issue 44, item 7: file names are bytes. A name that is not UTF-8 once
+/// made the protect step of the job write no redundancy file for any rank
+/// (the job still exited 0), and the collective encode fail entirely.
+#[test]
+fn a_file_name_that_is_not_utf8_is_protected_in_the_job_and_rebuilt_collectively() {
+    use std::os::unix::ffi::OsStrExt;
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr";
+    case.bytes_name = true;
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 3);
+    let rel: &[u8] = b"sub/name-\xff\xfe.bin";
+    for d in &dirs {
+        let h = header(d);
+        for m in &h.members {
+            assert!(
+                m.files
+                    .iter()
+                    .any(|f| AsRef::<[u8]>::as_ref(&f.path) == rel),
+                "member {} records its name as it is: {h:?}",
+                m.logical_rank
+            );
+        }
+    }
+    let before = snapshot(&dirs);
+    lose(&data, 0, &[1]);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let lost = dirs[1].join(std::ffi::OsStr::from_bytes(rel));
+    assert!(
+        lost.is_file(),
+        "{} rebuilt under its own name",
+        lost.display()
+    );
+    let after = snapshot(&dirs);
+    // (assert!, not assert_eq!: the snapshots hold every byte.)
+    assert!(
+        data_only(&after) == data_only(&before),
+        "data files byte-identical, with mode and mtime"
+    );
+    assert!(
+        contents(&after) == contents(&before),
+        "redundancy files too"
+    );
+
+    // The collective encode protects the same name.
+    for d in &dirs {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "rdp") {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+    }
+    let root = format!("{}/r0/rank{{rank}}", data.display());
+    let words = ["parity", "encode", "-n", "3", "--root", &root, "--scheme"];
+    let args: Vec<String> = words
+        .into_iter()
+        .chain(["xor", "--set-size", "3", "--groups", "node{rank}"])
+        .map(String::from)
+        .collect();
+    let o = redio_job(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(header(&dirs[2]).members[0]
+        .files
+        .iter()
+        .any(|f| AsRef::<[u8]>::as_ref(&f.path) == rel));
+    lose(&data, 0, &[0]);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        data_only(&snapshot(&dirs)) == data_only(&before),
+        "rebuilt from the collective encode"
+    );
+}
+
+/// Issue 44, item 8, collectively: a killed worker's or replica's
+/// temporary files (written by a process that has exited) are removed by
+/// the next collective rebuild, which says so; the rebuild itself is
+/// unchanged.
+#[test]
+fn the_collective_rebuild_removes_temporaries_of_dead_runs() {
+    let mut case = Case::new("xor", 3, 3);
+    case.prefix = "pr";
+    let data = case.run();
+    let dirs = rank_dirs(&data, 0, 3);
+    let before = snapshot(&dirs);
+    let dead = [
+        dirs[1].join(".redio-parity.s0.m1.rdp.redio-tmp.4194303.0"),
+        dirs[0].join("sub/.part.bin.redio-tmp.4194303.2"),
+    ];
+    for p in &dead {
+        let s = Command::new("/bin/sh")
+            .args(["-c", "head -c 12345 /dev/zero > \"$0\""])
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(s.success());
+    }
+    lose(&data, 0, &[2]);
+    let o = collective("rebuild", Mpi::Mpich, &data, 0, 3);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for (p, rank) in dead.iter().zip([1, 0]) {
+        assert!(!p.exists(), "{} left", p.display());
+        let said = format!(
+            "redio parity rebuild: rank {rank}: removed {} (12345 bytes), a temporary file",
+            p.display()
+        );
+        assert!(text(&o).contains(&said), "{}", text(&o));
+    }
+    let after = snapshot(&dirs);
+    assert!(data_only(&after) == data_only(&before), "rebuilt as before");
 }

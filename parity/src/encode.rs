@@ -26,8 +26,9 @@ use std::path::PathBuf;
 pub struct MemberInput {
     /// Directory the file paths are relative to (redundancy file goes here).
     pub root: PathBuf,
-    /// Files, relative to `root`, in logical-file order.
-    pub files: Vec<String>,
+    /// Files, relative to `root`, in logical-file order (the file
+    /// system's bytes).
+    pub files: Vec<Vec<u8>>,
     /// World rank.
     pub world_rank: u32,
     /// Logical rank.

@@ -2,13 +2,14 @@
 //! and atomic writes (temporary file, fsync, rename, fsync of the
 //! directory). Logical files are in [`crate::logical`].
 
-use crate::format::FileMeta;
+use crate::format::{show_name, FileMeta};
 use crate::safe_fs::{self, Dir, Links};
 use redio_aligned::AlignedBuf;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +19,7 @@ use std::time::{Duration, UNIX_EPOCH};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unsafe path `{path}` in a redundancy header: {why}")]
 pub struct UnsafePath {
-    /// The path as recorded.
+    /// The path as recorded, for messages ([`show_name`]).
     pub path: String,
     /// Why it is refused.
     pub why: String,
@@ -26,30 +27,31 @@ pub struct UnsafePath {
 
 /// Checks that a recorded path is relative, non-empty and has no `..`,
 /// `.` or root components. This is the security check done before any file
-/// named in a header is read or written.
-pub fn check_relative(path: &str) -> Result<PathBuf, UnsafePath> {
+/// named in a header is read or written. The path is bytes (a Unix name
+/// need not be UTF-8); `/` separates its components.
+pub fn check_relative(path: &[u8]) -> Result<PathBuf, UnsafePath> {
     let refuse = |why: &str| {
         Err(UnsafePath {
-            path: path.to_string(),
+            path: show_name(path),
             why: why.to_string(),
         })
     };
     if path.is_empty() {
         return refuse("it is empty");
     }
-    if path.contains('\0') {
+    if path.contains(&0) {
         return refuse("it contains a NUL byte");
     }
-    let p = Path::new(path);
+    let p = Path::new(OsStr::from_bytes(path));
     if p.is_absolute() {
         return refuse("it is absolute");
     }
-    // Checked on the text: `Path::components` silently drops `.` and `//`.
-    for c in path.split('/') {
+    // Checked on the bytes: `Path::components` silently drops `.` and `//`.
+    for c in path.split(|&b| b == b'/') {
         match c {
-            ".." => return refuse("it contains `..`"),
-            "." => return refuse("it contains `.`"),
-            "" => return refuse("it has an empty component (`//` or a trailing `/`)"),
+            b".." => return refuse("it contains `..`"),
+            b"." => return refuse("it contains `.`"),
+            b"" => return refuse("it has an empty component (`//` or a trailing `/`)"),
             _ => {}
         }
     }
@@ -91,14 +93,15 @@ pub fn check_header_paths(
     prefix: &str,
     shared_root: bool,
 ) -> Result<(), UnsafePath> {
-    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut seen: std::collections::BTreeMap<&[u8], usize> = Default::default();
     for (m, meta) in h.members.iter().enumerate() {
         for f in &meta.files {
             check_relative(&f.path)?;
-            let name = f.path.rsplit('/').next().unwrap_or_default();
-            if is_redio_file(name, prefix) {
+            let name = f.path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+            // redio's names are ASCII: a lossy view keeps them intact.
+            if is_redio_file(&String::from_utf8_lossy(name), prefix) {
                 return Err(UnsafePath {
-                    path: f.path.clone(),
+                    path: f.shown(),
                     why: format!(
                         "member {m} records it as a data file, but it is the name of a redundancy \
                          or temporary file of redio (prefix `{prefix}`)"
@@ -108,7 +111,7 @@ pub fn check_header_paths(
             if shared_root {
                 if let Some(o) = seen.insert(&f.path, m).filter(|&o| o != m) {
                     return Err(UnsafePath {
-                        path: f.path.clone(),
+                        path: f.shown(),
                         why: format!(
                             "members {o} and {m} both record it, and their files share one \
                              directory: give each rank its own (a --root without {{rank}}?), or \
@@ -125,11 +128,11 @@ pub fn check_header_paths(
 /// Resolves a recorded path under `root`, refusing it if it is unsafe or if
 /// an existing part of it is a symlink that leads outside the root, or if
 /// the file itself is a symlink.
-pub fn resolve_in_root(root: &Path, path: &str) -> Result<PathBuf, UnsafePath> {
+pub fn resolve_in_root(root: &Path, path: &[u8]) -> Result<PathBuf, UnsafePath> {
     let rel = check_relative(path)?;
     let full = root.join(&rel);
     let refuse = |why: String| UnsafePath {
-        path: path.to_string(),
+        path: show_name(path),
         why,
     };
     if let Ok(meta) = std::fs::symlink_metadata(&full) {
@@ -183,7 +186,7 @@ pub fn crc_of(f: &File) -> io::Result<(u64, u32)> {
 }
 
 /// The metadata the header records for the file at `full`, named `rel`.
-pub fn file_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
+pub fn file_meta(full: &Path, rel: &[u8]) -> io::Result<FileMeta> {
     let mut meta = stat_meta(full, rel)?;
     (meta.size, meta.crc32) = crc_file(full)?;
     Ok(meta)
@@ -192,7 +195,7 @@ pub fn file_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
 /// [`file_meta`] without reading the file: the size as `stat` gives it
 /// and a CRC32 of 0, for a caller that computes the CRC while it reads the
 /// file anyway ([`crate::logical_crc`]).
-pub fn stat_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
+pub fn stat_meta(full: &Path, rel: &[u8]) -> io::Result<FileMeta> {
     let meta = std::fs::metadata(full)?;
     if !meta.is_file() {
         return Err(io::Error::new(
@@ -201,7 +204,7 @@ pub fn stat_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
         ));
     }
     Ok(FileMeta {
-        path: rel.to_string(),
+        path: rel.to_vec(),
         size: meta.len(),
         mode: meta.mode(),
         mtime_sec: meta.mtime(),
@@ -217,7 +220,9 @@ pub fn stat_meta(full: &Path, rel: &str) -> io::Result<FileMeta> {
 /// relative to the destination's directory, opened once
 /// ([`crate::safe_fs::Dir`]): a file or link planted at the temporary name
 /// is never opened or written through (another name is taken), and the
-/// rename goes through the same directory descriptor.
+/// rename goes through the same directory descriptor. It is held under an
+/// exclusive `flock` while it exists, so that [`crate::stale::sweep`]
+/// leaves it alone.
 pub struct AtomicFile {
     file: File,
     dir: Dir,
@@ -255,6 +260,17 @@ impl AtomicFile {
             // 0o666 under the umask, as any new file; data files get their
             // recorded mode from `set_meta`.
             match dir.create_new(&tmp, 0o666) {
+                // The lock says "a live run writes this" to a later sweep
+                // (crate::stale) until the file is renamed or removed.
+                // Taken by a sweep between our create and our lock: the
+                // sweep removes it, we take the next name. A file system
+                // without flock: no lock, and no sweep removes the file.
+                Ok(file) if !crate::stale::try_lock(&file).unwrap_or(true) => {
+                    last = Some(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "a sweep of stale temporary files holds it",
+                    ));
+                }
                 Ok(file) => {
                     return Ok(AtomicFile {
                         file,
@@ -470,9 +486,9 @@ pub fn is_redio_file(name: &str, prefix: &str) -> bool {
 
 /// Every regular file under `root` (recursively, not following symlinks),
 /// relative to it and sorted, without redundancy and temporary files: what
-/// `redio parity encode` protects.
-pub fn list_protectable(root: &Path, prefix: &str) -> io::Result<Vec<String>> {
-    fn walk(root: &Path, dir: &Path, prefix: &str, out: &mut Vec<String>) -> io::Result<()> {
+/// `redio parity encode` protects. Paths are the file system's bytes.
+pub fn list_protectable(root: &Path, prefix: &str) -> io::Result<Vec<Vec<u8>>> {
+    fn walk(root: &Path, dir: &Path, prefix: &str, out: &mut Vec<Vec<u8>>) -> io::Result<()> {
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let path = entry.path();
@@ -482,7 +498,7 @@ pub fn list_protectable(root: &Path, prefix: &str) -> io::Result<Vec<String>> {
                 walk(root, &path, prefix, out)?;
             } else if ty.is_file() && !is_redio_file(&name, prefix) {
                 if let Ok(rel) = path.strip_prefix(root) {
-                    out.push(rel.to_string_lossy().into_owned());
+                    out.push(rel.as_os_str().as_bytes().to_vec());
                 }
             }
         }
@@ -511,9 +527,13 @@ mod tests {
             "a//b",
             "a/",
         ] {
-            assert!(check_relative(p).is_err(), "{p:?} accepted");
+            assert!(check_relative(p.as_bytes()).is_err(), "{p:?} accepted");
         }
-        assert!(check_relative("a/b.dat").is_ok());
+        assert!(check_relative(b"a/b.dat").is_ok());
+        assert!(
+            check_relative(b"a/\xff.dat").is_ok(),
+            "a name need not be UTF-8"
+        );
     }
 
     #[test]
@@ -559,7 +579,7 @@ mod tests {
     fn header_paths_that_collide_or_name_redio_files_are_refused() {
         let mut h = crate::format::tests::sample();
         assert!(check_header_paths(&h, "redio-parity", false).is_ok());
-        h.members[0].files[0].path = "redio-parity.s0.m1.rdp".into();
+        h.members[0].files[0].path = b"redio-parity.s0.m1.rdp".to_vec();
         let e = check_header_paths(&h, "redio-parity", false).unwrap_err();
         assert!(e.why.contains("redundancy or temporary file"), "{e}");
         let mut h = crate::format::tests::sample();
@@ -575,10 +595,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("root")).unwrap();
         std::os::unix::fs::symlink("/tmp", dir.join("root/out")).unwrap();
-        let e = resolve_in_root(&dir.join("root"), "out/x.dat").unwrap_err();
+        let e = resolve_in_root(&dir.join("root"), b"out/x.dat").unwrap_err();
         assert!(e.why.contains("outside the root"), "{e}");
         std::fs::write(dir.join("root/ok.dat"), b"x").unwrap();
-        assert!(resolve_in_root(&dir.join("root"), "ok.dat").is_ok());
+        assert!(resolve_in_root(&dir.join("root"), b"ok.dat").is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -17,6 +17,8 @@
 //!   (`docs/formats.md`);
 //! - [`files`]: safe paths under a root, stat and CRC32 of files, atomic
 //!   writes;
+//! - [`stale`]: the temporary files of dead runs, told from live ones by
+//!   their lock, and removed;
 //! - [`safe_fs`]: the safe-file layer (regular files only, bounded reads,
 //!   no links followed, `O_EXCL` creation relative to a directory);
 //! - [`logical`]: reading and writing a member's files as one logical file;
@@ -58,6 +60,7 @@ pub mod ring;
 pub mod safe_fs;
 pub mod scheme;
 pub mod sets;
+pub mod stale;
 pub mod stripe;
 pub mod survivors;
 pub mod worker_args;

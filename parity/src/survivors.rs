@@ -157,7 +157,7 @@ impl SurvivorCheck {
                 continue;
             }
             let f = &self.meta.files[i];
-            let full = self.root.join(&f.path);
+            let full = self.root.join(f.rel_path());
             match (crc, unreadable[i].take()) {
                 (_, Some(e)) => v
                     .damaged
@@ -240,7 +240,7 @@ mod tests {
             files: files
                 .iter()
                 .map(|(name, bytes)| FileMeta {
-                    path: name.to_string(),
+                    path: name.as_bytes().to_vec(),
                     size: bytes.len() as u64,
                     mode: 0o644,
                     mtime_sec: 0,

@@ -35,7 +35,7 @@ fn job(base: &Path, n: usize) -> (Vec<PathBuf>, Vec<MemberInput>) {
             std::fs::write(dir.join(&rel), data).unwrap();
             std::fs::set_permissions(dir.join(&rel), std::fs::Permissions::from_mode(0o640))
                 .unwrap();
-            files.push(rel);
+            files.push(rel.into_bytes());
         }
         ranks.push(MemberInput {
             root: dir.clone(),
@@ -158,7 +158,7 @@ fn one_shared_directory_holds_every_member() {
             std::fs::write(root.join(&rel), vec![r as u8 + 1; 100 * r as usize + 1]).unwrap();
             MemberInput {
                 root: root.clone(),
-                files: vec![rel],
+                files: vec![rel.into_bytes()],
                 world_rank: r,
                 logical_rank: r,
                 failure_group: format!("g{r}"),

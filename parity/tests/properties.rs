@@ -168,7 +168,8 @@ mod format_props {
             ".{0,8}",
             vec(
                 (
-                    "[a-zA-Z0-9_/. é-]{1,30}",
+                    // File names are bytes, UTF-8 or not.
+                    vec(any::<u8>(), 1..30),
                     0u64..1 << 40,
                     any::<u32>(),
                     any::<i64>(),

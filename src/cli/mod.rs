@@ -10,6 +10,7 @@ pub mod join;
 pub mod launcher_watch;
 pub mod output;
 pub mod parity;
+mod parity_ranks;
 mod parity_startup;
 pub mod parity_workers;
 pub mod progress_bar;

@@ -193,14 +193,22 @@ fn header_json(h: &Header) -> serde_json::Value {
             "logical_rank": m.logical_rank,
             "failure_group": m.failure_group,
             "host": m.host,
-            "files": m.files.iter().map(|f| serde_json::json!({
-                "path": f.path,
+            // A name that is not UTF-8 is shown with `\xNN` escapes; its
+            // exact bytes are in `path_hex` then.
+            "files": m.files.iter().map(|f| {
+                let mut j = serde_json::json!({
+                "path": f.shown(),
                 "size": f.size,
                 "mode": f.mode,
                 "mtime_sec": f.mtime_sec,
                 "mtime_nsec": f.mtime_nsec,
                 "crc32": format!("{:08x}", f.crc32),
-            })).collect::<Vec<_>>(),
+                });
+                if std::str::from_utf8(&f.path).is_err() {
+                    j["path_hex"] = f.path.iter().map(|b| format!("{b:02x}")).collect::<String>().into();
+                }
+                j
+            }).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "payload": h.payload.iter().map(|c| serde_json::json!({
             "len": c.len,
@@ -258,7 +266,18 @@ fn verify(o: &Offline) -> ExitCode {
     ExitCode::from(verdict.exit_code())
 }
 
+/// Removes the temporary files that dead runs left under `dirs`, saying
+/// so on stderr (issue 44; a live run's are left: `redio_parity::stale`).
+fn sweep_stale(op: &str, dirs: &[std::path::PathBuf]) {
+    for d in dirs {
+        for r in redio_parity::stale::sweep(d, true) {
+            eprintln!("redio parity {op}: {r}");
+        }
+    }
+}
+
 fn rebuild(o: &Offline) -> ExitCode {
+    sweep_stale("rebuild", &o.dirs);
     match offline::rebuild(&o.dirs, &options(o)) {
         Ok((a, report)) => {
             print_assessment(&a);
@@ -291,6 +310,7 @@ fn encode(e: &EncodeArgs) -> ExitCode {
             ),
         );
     }
+    sweep_stale("encode", &e.place.dirs);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default();

@@ -99,35 +99,9 @@ fn spec_of(
         group,
         parity_dir,
     };
-    if op != Operation::Encode {
-        if let Some((n, path)) = recorded_ranks(&spec, ranks) {
-            if n != ranks {
-                return Err(format!(
-                    "-n {ranks}, but {} records a job of {n} logical rank(s): run with -n {n}",
-                    path.display()
-                ));
-            }
-        }
-    }
+    let local = place.launcher_args.is_empty();
+    super::parity_ranks::check(&spec, ranks, op != Operation::Encode, local)?;
     Ok((spec, ranks))
-}
-
-/// The number of logical ranks the first readable redundancy file in rank
-/// 0's directory records, and that file: checked before launching, so a
-/// mistyped `-n` does not start thousands of processes.
-fn recorded_ranks(spec: &JobSpec, ranks: u32) -> Option<(u32, std::path::PathBuf)> {
-    let dir = spec.redundancy_dir_of(0, ranks).ok()?;
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| redio_parity::redundancy_file::parse_name(n, &spec.prefix).is_some())
-        .collect();
-    names.sort();
-    names.into_iter().find_map(|n| {
-        let path = dir.join(n);
-        let parsed = redio_parity::redundancy_file::read_header(&path).ok()?;
-        Some((parsed.header.logical_ranks, path))
-    })
 }
 
 /// Runs `op` as an MPI job and returns rank 0's verdict as the exit code:

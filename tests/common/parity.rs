@@ -44,6 +44,12 @@ pub struct Case {
     /// `REDIO_TEST_DIE` for the job: the application also writes a shared
     /// file before `MPI_Finalize`, whose coordinated operations it counts.
     pub die: Option<&'static str>,
+    /// Every rank also writes a file whose name is not UTF-8
+    /// (`parity_ckpt … bytes-name`).
+    pub bytes_name: bool,
+    /// Every rank leaves an unlocked redundancy temporary in its
+    /// directory before the protect step (`parity_ckpt … stale-tmp`).
+    pub stale_tmp: bool,
 }
 
 impl Case {
@@ -63,6 +69,8 @@ impl Case {
             parity_apart: false,
             scalar_kernel: false,
             die: None,
+            bytes_name: false,
+            stale_tmp: false,
         }
     }
 
@@ -99,6 +107,8 @@ impl Case {
                 .die
                 .map(|d| format!("-die{}", d.replace(':', "_")))
                 .unwrap_or_default()
+            + if self.bytes_name { "-bytes" } else { "" }
+            + if self.stale_tmp { "-stale" } else { "" }
     }
 
     /// Runs the application; returns the base directory.
@@ -169,6 +179,10 @@ impl Case {
             args.push("barrier".into());
         } else if self.die.is_some() {
             args.extend(["shared".into(), shared.display().to_string()]);
+        } else if self.bytes_name {
+            args.push("bytes-name".into());
+        } else if self.stale_tmp {
+            args.push("stale-tmp".into());
         }
         let mut launch = Launch::redio(self.mpi, self.ranks, self.degree, "block", &exe)
             .config(&config)

@@ -7,11 +7,17 @@
  * calls MPI_Barrier after closing its files, prints how many redundancy
  * files its directory holds then ("after-barrier N"), writes its first
  * file again with new contents, and calls MPI_Barrier once more: the
- * redundancy must then match the new contents. With "shared DIR" it then
- * writes DIR/out.<rank> (a shared file: coordinated operations, where
- * REDIO_TEST_DIE can kill a replica) before MPI_Finalize.
+ * redundancy must then match the new contents. With "bytes-name" every
+ * rank also writes sub/name-\xff\xfe.bin, a file name that is not UTF-8
+ * (Unix names are bytes; parity must protect it as it is). With
+ * "stale-tmp" every rank leaves a file named like a redundancy file's
+ * temporary in its directory, held by nobody: what a replica killed in
+ * the protect step leaves (the protect step must remove it). With
+ * "shared DIR" it then writes DIR/out.<rank> (a shared file: coordinated
+ * operations, where REDIO_TEST_DIE can kill a replica) before
+ * MPI_Finalize.
  *
- * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier|shared DIR]
+ * usage: parity_ckpt BASE SIZE [protect|protect-bad|barrier|bytes-name|stale-tmp|shared DIR]
  * SIZE scales the files (bytes of the first file of rank 0). */
 #include <dirent.h>
 #include <mpi.h>
@@ -75,6 +81,16 @@ int main(int argc, char **argv) {
     write_file(b, rank % 2 ? size / 3 + rank : 0, rank + 100);
     write_file(c, 1 + 13L * rank, rank + 200);
     chmod(a, 0600 + rank);
+    if (argc > 3 && strcmp(argv[3], "bytes-name") == 0) {
+        char d[4400];
+        snprintf(d, sizeof d, "%s/name-\xff\xfe.bin", sub);
+        write_file(d, 5000 + 31L * rank, rank + 300);
+    }
+    if (argc > 3 && strcmp(argv[3], "stale-tmp") == 0) {
+        char t[4400];
+        snprintf(t, sizeof t, "%s/.redio-parity.s9.m%d.rdp.redio-tmp.4194303.0", dir, rank);
+        write_file(t, 12345, rank);
+    }
     int rc = 0;
     if (argc > 3 && strcmp(argv[3], "barrier") == 0) {
         MPI_Barrier(MPI_COMM_WORLD);

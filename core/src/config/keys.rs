@@ -12,7 +12,9 @@ use super::schema::{
     Checksum, Config, Layout, LogLevel, OnMismatch, OnReplicaFailure, ParityEngine, ParityScheme,
     ParityWhen, ReadProtocol, Source, WriteProtocol,
 };
-use super::value::{Bool, Choice, FilePath, Int, Kind, Opt, Size, Span, Template};
+use super::value::{
+    AbsoluteTemplate, Bool, Choice, FilePath, Int, Kind, Opt, Size, Span, Template,
+};
 
 /// Top-level keys, in schema order.
 pub(crate) const TOP_KEYS: &[&str] = &[
@@ -166,7 +168,7 @@ pub(crate) fn scalars() -> Vec<Scalar> {
         scalar!(parity.when, Choice::<ParityWhen>::new()),
         scalar!(parity.failure_group, Opt(Template)),
         scalar!(parity.engine, Choice::<ParityEngine>::new()),
-        scalar!(parity.dir, Opt(Template)),
+        scalar!(parity.dir, Opt(AbsoluteTemplate)),
         scalar!(log.level, Choice::<LogLevel>::new()),
         scalar!(log.file, Opt(Template)),
     ]

@@ -4,7 +4,8 @@
 //! 2. a lenient first pass reads only `version`: a file for another schema
 //!    version is told so in one message instead of many unknown keys;
 //! 3. serde-saphyr parses the schema ([`raw`](super::raw)); a syntax error,
-//!    unknown key or duplicate key ends the check here with one diagnostic;
+//!    unknown key, duplicate key or YAML tag ([`tags`](super::tags)) ends
+//!    the check here with one diagnostic;
 //! 4. [`validate`](super::validate) converts every value and applies the
 //!    environment, collecting all remaining problems.
 
@@ -215,6 +216,9 @@ fn parse(text: &str, name: &str) -> Result<RawDoc, Diagnostic> {
             with_snippet: false,
         }
     };
+    if let Some(tag) = super::tags::refuse_tags(text, name) {
+        return Err(tag);
+    }
     let probe = serde_saphyr::from_str_with_options::<Option<MapOf<VersionProbe>>>(text, options())
         .map_err(|e| from_yaml_error(name, &e))?;
     if let Some(MapOf::Map(VersionProbe {
@@ -475,7 +479,7 @@ replication:
         tricky.io.chunk_size = 1536;
         tricky.faults.heartbeat = std::time::Duration::from_micros(1500);
         tricky.parity.scheme = crate::config::ParityScheme::Rs;
-        tricky.parity.dir = Some("relative/dir".into());
+        tricky.parity.dir = Some("/parity dir/{rank}".into());
         tricky.remap = vec![crate::config::Remap {
             prefix: "/scratch/out".into(),
             to: "/scratch/out-{replica}/{rank}".into(),

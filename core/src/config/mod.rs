@@ -40,6 +40,7 @@ mod named;
 mod raw;
 mod rules;
 mod schema;
+mod tags;
 mod template;
 mod units;
 mod validate;

@@ -232,6 +232,31 @@ impl Kind for Template {
     }
 }
 
+/// An absolute path that may contain `{replica}` and `{rank}`
+/// (`parity.dir`): a relative one would resolve against the working
+/// directory of each process, which nobody chose.
+pub(crate) struct AbsoluteTemplate;
+
+impl Kind for AbsoluteTemplate {
+    type Out = String;
+
+    fn expects(&self) -> String {
+        "an absolute path that may use {replica} and {rank}".to_string()
+    }
+
+    fn parse(&self, text: &str) -> Result<String, String> {
+        Template.parse(text)?;
+        if !text.starts_with('/') {
+            return Err(format!(
+                "{text:?} is not an absolute path (it must start with /, e.g. \
+                 \"/scratch/local/parity/r{{replica}}/rank{{rank}}\"); a relative one would \
+                 resolve against each process's working directory"
+            ));
+        }
+        Ok(text.to_string())
+    }
+}
+
 /// A `parity.files` pattern: an absolute path that may use `{replica}`,
 /// `{rank}` and the wildcards `*` and `?` (a relative one would be
 /// refused by every rank at run time, leaving the job without redundancy).
@@ -320,6 +345,15 @@ fn non_empty<'a>(text: &'a str, what: &str) -> Result<&'a str, String> {
 mod tests {
     use super::*;
     use crate::config::schema::WriteProtocol;
+
+    #[test]
+    fn parity_dir_is_an_absolute_template() {
+        assert!(AbsoluteTemplate.parse("/p/r{replica}/rank{rank}").is_ok());
+        for bad in ["../../etc", "parity/{rank}", "{rank}/x"] {
+            let e = AbsoluteTemplate.parse(bad).unwrap_err();
+            assert!(e.contains("not an absolute path"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn parity_file_patterns_are_absolute_globs_with_placeholders() {

@@ -28,8 +28,11 @@ impl Writer {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
     fn str(&mut self, s: &str) {
-        self.u32(s.len() as u32);
-        self.0.extend_from_slice(s.as_bytes());
+        self.bytes(s.as_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
     }
 }
 
@@ -72,10 +75,12 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(self.array(what)?))
     }
     fn str(&mut self, what: &str) -> Result<String, FormatError> {
-        let n = self.u32(what)? as usize;
-        let b = self.take(n, what)?;
-        String::from_utf8(b.to_vec())
+        String::from_utf8(self.bytes(what)?)
             .map_err(|_| FormatError::Invalid(format!("{what} is not UTF-8")))
+    }
+    fn bytes(&mut self, what: &str) -> Result<Vec<u8>, FormatError> {
+        let n = self.u32(what)? as usize;
+        Ok(self.take(n, what)?.to_vec())
     }
     /// A count of items that each take at least `min_item` bytes: checked
     /// against the bytes left before anything is allocated.
@@ -117,7 +122,7 @@ impl Header {
             w.str(&m.host);
             w.u32(m.files.len() as u32);
             for f in &m.files {
-                w.str(&f.path);
+                w.bytes(&f.path);
                 w.u64(f.size);
                 w.u32(f.mode);
                 w.u64(f.mtime_sec as u64);
@@ -218,7 +223,7 @@ impl Header {
             let mut files = Vec::with_capacity(nfiles);
             for _ in 0..nfiles {
                 files.push(FileMeta {
-                    path: r.str("file path")?,
+                    path: r.bytes("file path")?,
                     size: r.u64("file size")?,
                     mode: r.u32("file mode")?,
                     mtime_sec: r.u64("file mtime")? as i64,

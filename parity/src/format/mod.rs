@@ -41,8 +41,9 @@ pub const MAX_LOGICAL_LEN: u64 = 1 << 56;
 /// One protected file of a member.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileMeta {
-    /// Path relative to the member's root, `/`-separated.
-    pub path: String,
+    /// Path relative to the member's root, `/`-separated, as the bytes
+    /// the file system holds (a Unix name need not be UTF-8).
+    pub path: Vec<u8>,
     /// Size in bytes.
     pub size: u64,
     /// `st_mode` permission bits (and file type bits, as stat gives them).
@@ -68,6 +69,34 @@ pub struct MemberMeta {
     pub host: String,
     /// The member's files, in logical-file order.
     pub files: Vec<FileMeta>,
+}
+
+impl FileMeta {
+    /// The recorded path as a relative `Path` (unchecked: see
+    /// [`crate::files::check_relative`] before using it).
+    pub fn rel_path(&self) -> &std::path::Path {
+        use std::os::unix::ffi::OsStrExt;
+        std::path::Path::new(std::ffi::OsStr::from_bytes(&self.path))
+    }
+
+    /// The path for messages ([`show_name`]).
+    pub fn shown(&self) -> String {
+        show_name(&self.path)
+    }
+}
+
+/// A file name for messages and reports: its UTF-8 parts as they are,
+/// every other byte as `\xNN` (so two different names never look alike
+/// through U+FFFD, and the user can type the name back).
+pub fn show_name(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        s.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            let _ = write!(s, "\\x{b:02x}");
+        }
+    }
+    s
 }
 
 impl MemberMeta {
@@ -199,7 +228,7 @@ impl Header {
                 let _ = writeln!(
                     s,
                     "  {}  {} bytes  mode {:o}  mtime {}.{:09}  crc32 {:08x}",
-                    f.path,
+                    f.shown(),
                     f.size,
                     f.mode & 0o7777,
                     f.mtime_sec,
@@ -232,7 +261,7 @@ pub(crate) mod tests {
     pub(crate) fn sample() -> Header {
         let files = |n: u64| {
             vec![FileMeta {
-                path: format!("out/rank{n}.dat"),
+                path: format!("out/rank{n}.dat").into_bytes(),
                 size: 10 + n,
                 mode: 0o100640,
                 mtime_sec: 1_700_000_000,
@@ -338,7 +367,7 @@ pub(crate) mod tests {
         assert!(e.to_string().contains("add up to more than"), "{e}");
         let mut h = sample();
         let mut f = h.members[1].files[0].clone();
-        f.path = "other".into();
+        f.path = b"other".to_vec();
         f.size = u64::MAX;
         h.members[1].files.push(f);
         let e = Header::decode(&h.encode()).unwrap_err();

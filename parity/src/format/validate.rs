@@ -45,7 +45,7 @@ impl Header {
             let mut total = 0u64;
             for (k, f) in m.files.iter().enumerate() {
                 if m.files[..k].iter().any(|o| o.path == f.path) {
-                    return bad(format!("member {i} lists the file `{}` twice", f.path));
+                    return bad(format!("member {i} lists the file `{}` twice", f.shown()));
                 }
                 total = match total.checked_add(f.size) {
                     Some(t) if t <= MAX_LOGICAL_LEN => t,

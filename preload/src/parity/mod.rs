@@ -93,6 +93,12 @@ fn run(config: &Config, scheme: Scheme, selection: Result<Selection, String>) ->
         Some(t) => PathBuf::from(expand_placeholders(t, replica, rank)),
         None => selection.root.clone(),
     };
+    // Temporary files a killed replica left here (issue 44); a live
+    // process's are locked and stay. Only this directory: the data
+    // directories may be large, and only a rebuild writes there.
+    for r in redio_parity::stale::sweep(&redundancy_dir, false) {
+        crate::log!(Warn, "parity: {r}");
+    }
     let req = protect::Request {
         refused,
         scheme,

@@ -56,8 +56,9 @@ pub struct Request {
     /// Where the redundancy file goes (`parity.dir`, else `root`); created
     /// if missing.
     pub redundancy_dir: PathBuf,
-    /// This rank's files, relative to `root`, in logical-file order.
-    pub files: Vec<String>,
+    /// This rank's files, relative to `root`, in logical-file order (the
+    /// file system's bytes).
+    pub files: Vec<Vec<u8>>,
     /// This rank's failure group.
     pub group: String,
     /// This rank's host name.
@@ -281,7 +282,7 @@ fn write_file(
     let sources: Vec<(PathBuf, u64)> = template.members[me]
         .files
         .iter()
-        .map(|f| (req.root.join(&f.path), f.size))
+        .map(|f| (req.root.join(f.rel_path()), f.size))
         .collect();
     let reader = LogicalReader::open(&sources).map_err(|e| e.to_string())?;
     let sizes: Vec<u64> = sources.iter().map(|(_, size)| *size).collect();

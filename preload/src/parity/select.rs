@@ -4,6 +4,7 @@
 
 use redio_core::config::{expand_placeholders, Glob};
 use redio_parity::files::is_redio_file;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A rank's files: the root, and the matching paths relative to it, sorted.
@@ -11,8 +12,9 @@ use std::path::{Path, PathBuf};
 pub struct Selection {
     /// The longest directory every pattern's literal part shares.
     pub root: PathBuf,
-    /// Matching regular files, relative to `root`, sorted.
-    pub files: Vec<String>,
+    /// Matching regular files, relative to `root`, sorted (the file
+    /// system's bytes: a name need not be UTF-8).
+    pub files: Vec<Vec<u8>>,
 }
 
 /// The directory part of `pattern` before its first wildcard component.
@@ -95,7 +97,7 @@ pub fn select(
     let files = found
         .iter()
         .filter_map(|f| f.strip_prefix(&root).ok())
-        .map(|r| r.to_string_lossy().into_owned())
+        .map(|r| r.as_os_str().as_bytes().to_vec())
         .collect();
     Ok(Selection { root, files })
 }
@@ -114,7 +116,7 @@ pub fn explicit(paths: &[PathBuf]) -> Result<Selection, String> {
     let files = paths
         .iter()
         .filter_map(|f| f.strip_prefix(&root).ok())
-        .map(|r| r.to_string_lossy().into_owned())
+        .map(|r| r.as_os_str().as_bytes().to_vec())
         .collect();
     Ok(Selection { root, files })
 }

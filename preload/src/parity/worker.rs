@@ -41,6 +41,7 @@ use redio_parity::redundancy_file::{open_redundancy, parse_name, read_header, Pa
 use redio_parity::repair::{self, Damage, Local};
 use redio_parity::ring;
 use redio_parity::scheme::Scheme;
+use redio_parity::stale::sweep;
 use redio_parity::stripe::StripeCode;
 use redio_parity::worker_args::{JobSpec, Operation, RANK_PLACEHOLDER};
 use std::collections::BTreeMap;
@@ -68,6 +69,16 @@ pub fn run(comm: ffi::MPI_Comm, spec: &JobSpec) -> Result<Report, String> {
     let red_dir = spec
         .redundancy_dir_of(rank as u32, size as u32)
         .unwrap_or_default();
+    if spec.op != Operation::Verify {
+        // Temporary files of dead runs (issue 44); a live run's stay.
+        let mut stale = root.as_ref().map_or(Vec::new(), |r| sweep(r, true));
+        if root.as_ref().is_ok_and(|r| !red_dir.starts_with(r)) {
+            stale.extend(sweep(&red_dir, false));
+        }
+        for r in stale {
+            eprintln!("redio parity {}: rank {rank}: {r}", spec.op.name());
+        }
+    }
     match spec.op {
         Operation::Encode => encode(&own, spec, root, &red_dir, rank),
         Operation::Verify | Operation::Rebuild => check(&own, spec, root, &red_dir, rank, size),
