@@ -162,6 +162,13 @@ pub fn supervise(mut child: Child, watch: &Watch) -> Seen {
         },
         None => LauncherEnd::default(),
     };
+    // A launcher killed by a signal after every process of its job had
+    // exited on its own did not end the job: MPICH's mpiexec was seen to
+    // die of SIGPIPE, writing to processes that had all exited with 127
+    // (a program that cannot run), and their statuses are the outcome.
+    if seen.launcher.signal.is_some() && !seen.stopped_launcher && every_process_exited(watch) {
+        seen.stopped_launcher = true;
+    }
     if let Some(signal) = seen.launcher.signal.filter(|_| !seen.stopped_launcher) {
         seen.interrupted.get_or_insert_with(|| {
             format!("the launcher was killed by signal {signal}: its processes were stopped")
@@ -270,6 +277,17 @@ fn startup_death_of(started: bool, exit: Option<(i32, outcome::ExitHow)>) -> Opt
         Some((status, _)) => Some(format!("exited with status {status}")),
         None => Some("was killed by a signal".to_string()),
     }
+}
+
+/// Whether every process of the job exited on its own: each one recorded
+/// an `exit` line (a process killed by a signal records none).
+fn every_process_exited(watch: &Watch) -> bool {
+    let run = outcome::read_run(watch.run_dir);
+    (0..watch.processes).all(|w| {
+        run.lives
+            .iter()
+            .any(|l| l.world_rank == w && matches!(l.event, LifeEvent::Exit { .. }))
+    })
 }
 
 /// Whether every process of the job has ended: each one recorded its

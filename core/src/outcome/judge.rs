@@ -25,8 +25,10 @@ pub struct Seen {
     pub interrupted: Option<String>,
     /// The signal `redio run` itself received, if any.
     pub signal: Option<i32>,
-    /// `redio run` stopped the launcher itself (a death during start-up):
-    /// a signal that then ended the launcher is not a cause of its own.
+    /// `redio run` stopped the launcher itself (a death during start-up,
+    /// a launcher that outlived its job), or the launcher died by a signal
+    /// after every process had exited on its own: a signal that ended the
+    /// launcher is then not a cause of its own.
     pub stopped_launcher: bool,
     /// World ranks `redio run` killed itself (during start-up, or still
     /// running after the launcher ended).
