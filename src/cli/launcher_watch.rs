@@ -279,39 +279,31 @@ fn startup_death_of(started: bool, exit: Option<(i32, outcome::ExitHow)>) -> Opt
     }
 }
 
-/// Whether every process of the job exited on its own: each one recorded
-/// an `exit` line (a process killed by a signal records none).
-fn every_process_exited(watch: &Watch) -> bool {
-    let run = outcome::read_run(watch.run_dir);
-    (0..watch.processes).all(|w| {
-        run.lives
-            .iter()
-            .any(|l| l.world_rank == w && matches!(l.event, LifeEvent::Exit { .. }))
-    })
+/// Whether world rank `w` recorded its exit (a process killed by a signal
+/// records none; every writer of an `exit` line wrote `spawned` first).
+fn exited(run: &outcome::Run, w: u32) -> bool {
+    run.lives
+        .iter()
+        .any(|l| l.world_rank == w && matches!(l.event, LifeEvent::Exit { .. }))
 }
 
-/// Whether every process of the job has ended: each one recorded its
-/// start (`spawned`) and then either its exit, or (on this node) is gone.
-/// A process on another node that recorded no exit counts as running.
+/// Whether every process of the job exited on its own.
+fn every_process_exited(watch: &Watch) -> bool {
+    let run = outcome::read_run(watch.run_dir);
+    (0..watch.processes).all(|w| exited(&run, w))
+}
+
+/// Whether every process of the job has ended: each one recorded its exit,
+/// or is a process of this node that is gone. A process on another node
+/// that recorded no exit counts as running.
 fn every_process_ended(watch: &Watch) -> bool {
     let run = outcome::read_run(watch.run_dir);
-    let here = host_name();
+    let local = local_processes(&run);
     (0..watch.processes).all(|w| {
-        let mut spawned_here = None;
-        let mut spawned = false;
-        let mut exited = false;
-        for life in run.lives.iter().filter(|l| l.world_rank == w) {
-            match &life.event {
-                LifeEvent::Spawned { host } => {
-                    spawned = true;
-                    if *host == here {
-                        spawned_here = Some(life.pid);
-                    }
-                }
-                LifeEvent::Exit { .. } => exited = true,
-            }
-        }
-        spawned && (exited || spawned_here.is_some_and(|pid| !alive(pid, watch.run_dir)))
+        exited(&run, w)
+            || local
+                .iter()
+                .any(|&(rank, pid)| rank == w && !alive(pid, watch.run_dir))
     })
 }
 
