@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{compile_flavour, fresh_dir, Flavour, Job, Launch, Mpi};
+use common::{compile_flavour, files, fresh_dir, Flavour, Job, Launch, Mpi};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -134,20 +134,6 @@ impl Area {
             .unwrap_or_else(|e| panic!("no summary at {}: {e}", self.summary.display()));
         serde_json::from_str(&text).unwrap()
     }
-}
-
-/// Every file under `dir`, by name, with its bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// The files of a fault-free run (r=2, simple protocols), computed once.

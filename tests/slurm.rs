@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{compile_flavour, fresh_dir, launch_lock, redio_bin, repo, Flavour, Mpi};
+use common::{compile_flavour, files, fresh_dir, launch_lock, redio_bin, repo, Flavour, Mpi};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -126,20 +126,6 @@ fn redio_run_script(mpi: Mpi, exe: &Path, dir: &Path, env: &str) -> String {
         exe = exe.display(),
         shared = shared.display(),
     )
-}
-
-/// The files of a directory, by name.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().to_string(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 fn a_two_node_batch_job_survives_a_sigkill(mpi: Mpi) {

@@ -170,6 +170,21 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Every file directly under `dir`, by name, with its bytes: what tests
+/// compare against a fault-free run's.
+pub fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The `redio` CLI under test.
 pub fn redio_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_redio"))
